@@ -1,0 +1,38 @@
+"""The `kairos` command line: one subcommand per tool, each registered by its module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kairos import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kairos", description="Kairos host tools")
+    parser.add_argument("--version", action="version", version=f"kairos {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    # Each tool module owns its subcommand(s): register(sub) adds them and sets
+    # `func` on its parser so main() can dispatch without knowing the tools.
+    from kairos import runner
+    runner.register(sub)
+    try:
+        from kairos.wcet import cli as wcet_cli
+    except ImportError:  # the analyser is optional while it is being built
+        wcet_cli = None
+    if wcet_cli is not None:
+        wcet_cli.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
