@@ -1,0 +1,756 @@
+"""Control-flow graphs, functions and the call graph.
+
+Data model (shared with ``microarch``/``cache``/``sim``; stable API):
+
+``Context = tuple[int, ...]``
+    A call string: the addresses of the call instructions (``jal``/``jalr``
+    that link, or a tail-calling jump) from the analysed entry down to the
+    function, outermost first.  The entry function runs in context ``()``.
+    Analysis is fully context sensitive (virtual inlining): every distinct call
+    string is its own context.  ``Program.contexts(entry)`` enumerates them.
+
+``BasicBlock``
+    ``start`` (address of the first instruction), ``end`` (address just after
+    the last one), ``instrs: list[Instr]``, ``succs``/``preds`` (lists of block
+    start addresses *within the same function*), ``kind: Term`` (how the block
+    ends, see below), ``call_target`` (callee entry for ``CALL``/``TAILCALL``),
+    ``func`` (entry address of the owning function), ``table`` (resolved
+    jump-table targets for ``SWITCH``).  ``last`` is the final instruction.
+
+``Term`` (block terminator kinds)
+    ``FALLTHROUGH`` (next instruction is a leader), ``BRANCH`` (conditional;
+    succs are taken target and fall-through, in that order, de-duplicated),
+    ``JUMP`` (direct intra-procedural ``jal x0``), ``SWITCH`` (resolved
+    jump table), ``CALL`` (succ = return site; no succ if the callee never
+    returns), ``TAILCALL`` (``jal x0``/``jr`` to another function: the
+    callee's return is this function's return), ``RETURN`` (``ret``),
+    ``TRAP_RETURN`` (``sret``/``mret``: the analysed unit ends),
+    ``HALT`` (``ebreak``: the path ends), ``ECALL``/``WFI`` (block ends, the
+    next instruction follows).
+
+``Function``
+    ``name``, ``entry``, ``blocks: dict[int, BasicBlock]``, ``returns``
+    (some path reaches a ``RETURN``), ``calls: list[tuple[int, int]]``
+    (block start, callee entry), ``exits`` (blocks without successors).
+
+``Program``
+    ``image`` (``ElfImage``), ``functions: dict[int, Function]`` (by entry),
+    ``function(name_or_addr)``, ``entries`` (analysed entry name → address),
+    ``callgraph`` (networkx ``DiGraph`` over function entries, edge attribute
+    ``sites`` = list of call-site addresses), ``contexts(entry)`` → list of
+    ``(Context, Function)``, ``block(addr)`` (the block starting at ``addr``).
+
+``build_program(image, entries)`` builds everything reachable from the
+entry symbols.  Errors (``WcetError``): illegal instruction (with address),
+unresolved indirect jump (address and register), indirect call through a
+function pointer, recursion, control flow leaving executable sections.
+
+Indirect jumps are resolved by symbolic evaluation of the straight-line code
+leading to the ``jalr`` (constants from ``lui``/``auipc``/``addi``… and loads
+from read-only data); a ``jalr`` whose target depends on one index register
+is a *switch*: its range comes from the unsigned bounds check (``bltu``/
+``bgeu`` or ``sltiu``+``beqz``/``bnez``) that guards the block, and every
+table entry is read from the image.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import networkx as nx
+
+from kairos.wcet.elfimage import ElfImage
+from kairos.wcet.errors import WcetError
+from kairos.wcet.isa import Instr, InstrClass, reg_name
+
+Context = tuple[int, ...]
+
+MASK64 = (1 << 64) - 1
+MAX_SWITCH_ENTRIES = 4096
+MAX_CONTEXTS = 200_000
+
+#: Functions that never return even if their code looks like it could.
+NORETURN_NAMES = frozenset({"abort", "panic", "kernel_panic", "__assert_fail", "_exit", "exit", "halt",
+                            "__stack_chk_fail"})
+
+
+class Term(enum.Enum):
+    FALLTHROUGH = "fallthrough"
+    BRANCH = "branch"
+    JUMP = "jump"
+    SWITCH = "switch"
+    CALL = "call"
+    TAILCALL = "tailcall"
+    RETURN = "return"
+    TRAP_RETURN = "trap_return"
+    HALT = "halt"
+    ECALL = "ecall"
+    WFI = "wfi"
+
+
+@dataclass(eq=False)
+class BasicBlock:
+    start: int
+    end: int
+    instrs: list[Instr]
+    func: int
+    kind: Term = Term.FALLTHROUGH
+    succs: list[int] = field(default_factory=list)
+    preds: list[int] = field(default_factory=list)
+    call_target: int | None = None
+    table: list[int] | None = None
+
+    @property
+    def last(self) -> Instr:
+        return self.instrs[-1]
+
+    @property
+    def addrs(self) -> list[int]:
+        return [i.addr for i in self.instrs]
+
+    def __repr__(self) -> str:
+        return f"<BB {self.start:#x}-{self.end:#x} {self.kind.value} -> {[hex(s) for s in self.succs]}>"
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    entry: int
+    blocks: dict[int, BasicBlock] = field(default_factory=dict)
+    returns: bool = False
+    calls: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def exits(self) -> list[BasicBlock]:
+        return [b for b in self.blocks.values() if not b.succs]
+
+    def block_containing(self, addr: int) -> BasicBlock | None:
+        for b in self.blocks.values():
+            if b.start <= addr < b.end:
+                return b
+        return None
+
+    def graph(self) -> nx.DiGraph:
+        g = nx.DiGraph()
+        for b in self.blocks.values():
+            g.add_node(b.start)
+            for s in b.succs:
+                g.add_edge(b.start, s)
+        return g
+
+    def __repr__(self) -> str:
+        return f"<Function {self.name} @{self.entry:#x} {len(self.blocks)} blocks>"
+
+
+class Program:
+    def __init__(self, image: ElfImage) -> None:
+        self.image = image
+        self.functions: dict[int, Function] = {}
+        self.entries: dict[str, int] = {}
+        self.callgraph = nx.DiGraph()
+        self._block_index: dict[int, BasicBlock] = {}
+
+    def function(self, key: str | int) -> Function:
+        if isinstance(key, int):
+            f = self.functions.get(key)
+            if f is None:
+                raise WcetError(f"no function at {key:#x}")
+            return f
+        addr = self.entries.get(key)
+        if addr is None:
+            addr = self.image.symbol(key).addr
+        f = self.functions.get(addr)
+        if f is None:
+            raise WcetError(f"function {key} was not built (not reachable from the entries)")
+        return f
+
+    def block(self, addr: int) -> BasicBlock:
+        return self._block_index[addr]
+
+    def reindex(self) -> None:
+        self._block_index = {}
+        for f in self.functions.values():
+            self._block_index.update(f.blocks)
+
+    def contexts(self, entry: str | int) -> list[tuple[Context, Function]]:
+        """All (call string, function) pairs reachable from ``entry`` (virtual
+        inlining), in depth-first pre-order."""
+        root = self.function(entry)
+        out: list[tuple[Context, Function]] = []
+        stack: list[tuple[Context, Function]] = [((), root)]
+        while stack:
+            ctx, f = stack.pop()
+            out.append((ctx, f))
+            if len(out) > MAX_CONTEXTS:
+                raise WcetError(f"more than {MAX_CONTEXTS} call contexts below {root.name}")
+            for site_block, callee in reversed(f.calls):
+                site = f.blocks[site_block].last.addr
+                stack.append((ctx + (site,), self.functions[callee]))
+        return out
+
+    def name_of(self, addr: int) -> str:
+        f = self.functions.get(addr)
+        if f is not None:
+            return f.name
+        n = self.image.symbol_name_at(addr)
+        return n or f"fn_{addr:x}"
+
+
+# ---------------------------------------------------------------------------
+# Symbolic straight-line evaluation (constants, jump tables)
+# ---------------------------------------------------------------------------
+# Expressions: ("c", v) constant, ("r", key) value of a register/symbol at the
+# start of the evaluated code, ("ld", width, signed, addr), (op, a, b) for
+# add/sub/and/or/xor/shl/shr/sra/ltu, ("sx32", a), ("?",) unknown.
+
+UNKNOWN = ("?",)
+
+
+def _c(v: int) -> tuple:
+    return ("c", v & MASK64)
+
+
+def _sx(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def _binop(op: str, a: tuple, b: tuple) -> tuple:
+    if a == UNKNOWN or b == UNKNOWN:
+        return UNKNOWN
+    if a[0] == "c" and b[0] == "c":
+        return _c(_apply(op, a[1], b[1]))
+    if op == "add":
+        if a[0] == "c" and a[1] == 0:
+            return b
+        if b[0] == "c" and b[1] == 0:
+            return a
+    return (op, a, b)
+
+
+def _apply(op: str, x: int, y: int) -> int:
+    if op == "add":
+        return x + y
+    if op == "sub":
+        return x - y
+    if op == "and":
+        return x & y
+    if op == "or":
+        return x | y
+    if op == "xor":
+        return x ^ y
+    if op == "shl":
+        return x << (y & 63)
+    if op == "shr":
+        return (x & MASK64) >> (y & 63)
+    if op == "sra":
+        return _sx(x, 64) >> (y & 63)
+    if op == "ltu":
+        return int((x & MASK64) < (y & MASK64))
+    if op == "lt":
+        return int(_sx(x, 64) < _sx(y, 64))
+    raise AssertionError(op)
+
+
+def _uses(e: tuple, acc: set) -> set:
+    if e[0] == "r":
+        acc.add(e[1])
+    elif e[0] == "ld":
+        _uses(e[3], acc)
+    elif e[0] in ("c", "?"):
+        pass
+    else:
+        for sub in e[1:]:
+            if isinstance(sub, tuple):
+                _uses(sub, acc)
+    return acc
+
+
+def _has_unknown(e: tuple) -> bool:
+    if e == UNKNOWN:
+        return True
+    if e[0] == "ld":
+        return _has_unknown(e[3])
+    return any(isinstance(s, tuple) and _has_unknown(s) for s in e[1:])
+
+
+def _replace(e: tuple, old: tuple, new: tuple) -> tuple:
+    if e == old:
+        return new
+    if e[0] in ("c", "r", "?"):
+        return e
+    if e[0] == "ld":
+        return ("ld", e[1], e[2], _replace(e[3], old, new))
+    return (e[0],) + tuple(_replace(s, old, new) if isinstance(s, tuple) else s for s in e[1:])
+
+
+def evaluate(e: tuple, env: dict, image: ElfImage, loads_readonly_only: bool = True) -> int:
+    """Concrete value of ``e``; raises KeyError/ValueError when impossible."""
+    k = e[0]
+    if k == "c":
+        return e[1]
+    if k == "r":
+        return env[e[1]] & MASK64
+    if k == "?":
+        raise ValueError("unknown")
+    if k == "ld":
+        addr = evaluate(e[3], env, image, loads_readonly_only)
+        if loads_readonly_only and not image.is_readonly(addr):
+            raise ValueError(f"load from writable memory at {addr:#x}")
+        return image.read_int(addr, e[1], e[2]) & MASK64
+    if k == "sx32":
+        return _sx(evaluate(e[1], env, image, loads_readonly_only), 32) & MASK64
+    return _apply(k, evaluate(e[1], env, image, loads_readonly_only),
+                  evaluate(e[2], env, image, loads_readonly_only)) & MASK64
+
+
+def _sx32(a: tuple) -> tuple:
+    if a == UNKNOWN:
+        return a
+    if a[0] == "c":
+        return _c(_sx(a[1], 32))
+    if a[0] == "sx32":
+        return a
+    return ("sx32", a)
+
+
+def sym_step(regs: dict[int, tuple], ins: Instr) -> None:
+    """Update the symbolic register file ``regs`` (missing key r means
+    ``("r", r)``) with the effect of ``ins``."""
+    def get(r: int | None) -> tuple:
+        if r is None or r == 0:
+            return _c(0)
+        return regs.get(r, ("r", r))
+
+    m = ins.mnemonic
+    rd = ins.rd
+    val: tuple = UNKNOWN
+    if not ins.writes:
+        return
+    if m == "lui":
+        val = _c(ins.imm)
+    elif m == "auipc":
+        val = _c(ins.addr + ins.imm)
+    elif m == "addi":
+        val = _binop("add", get(ins.rs1), _c(ins.imm))
+    elif m == "addiw":
+        val = _sx32(_binop("add", get(ins.rs1), _c(ins.imm)))
+    elif m == "add":
+        val = _binop("add", get(ins.rs1), get(ins.rs2))
+    elif m == "addw":
+        val = _sx32(_binop("add", get(ins.rs1), get(ins.rs2)))
+    elif m == "sub":
+        val = _binop("sub", get(ins.rs1), get(ins.rs2))
+    elif m == "slli":
+        val = _binop("shl", get(ins.rs1), _c(ins.imm))
+    elif m == "slliw":
+        val = _sx32(_binop("shl", get(ins.rs1), _c(ins.imm)))
+    elif m == "srli":
+        val = _binop("shr", get(ins.rs1), _c(ins.imm))
+    elif m == "srai":
+        val = _binop("sra", get(ins.rs1), _c(ins.imm))
+    elif m == "andi":
+        val = _binop("and", get(ins.rs1), _c(ins.imm))
+    elif m == "and":
+        val = _binop("and", get(ins.rs1), get(ins.rs2))
+    elif m == "ori":
+        val = _binop("or", get(ins.rs1), _c(ins.imm))
+    elif m == "or":
+        val = _binop("or", get(ins.rs1), get(ins.rs2))
+    elif m == "xori":
+        val = _binop("xor", get(ins.rs1), _c(ins.imm))
+    elif m == "sltiu":
+        val = _binop("ltu", get(ins.rs1), _c(ins.imm))
+    elif m == "sltu":
+        val = _binop("ltu", get(ins.rs1), get(ins.rs2))
+    elif ins.cls is InstrClass.LOAD:
+        base = get(ins.rs1)
+        val = UNKNOWN if base == UNKNOWN else ("ld", ins.mem_width, ins.mem_signed,
+                                               _binop("add", base, _c(ins.imm)))
+    elif ins.cls in (InstrClass.JAL, InstrClass.JALR):
+        val = _c(ins.addr + ins.size)
+    for w in ins.writes:
+        regs[w] = val if w == rd else UNKNOWN
+
+
+CALLER_SAVED = frozenset({1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31})
+
+
+def constant_registers(blocks: dict[int, BasicBlock], entry: int, image: ElfImage) -> dict[int, dict[int, int]]:
+    """Forward constant propagation over one function's blocks: for each block
+    start, the registers holding a known constant on every path to it.  ``gp``
+    is seeded with ``__global_pointer$`` when the image has one; calls clobber
+    the caller-saved registers (standard ABI)."""
+    init: dict[int, int] = {}
+    if image.gp is not None:
+        init[3] = image.gp
+    state_in: dict[int, dict[int, int]] = {entry: init}
+    order = _rpo(blocks, entry)
+    changed = True
+    rounds = 0
+    while changed and rounds < 50:
+        changed = False
+        rounds += 1
+        for s in order:
+            if s not in state_in:
+                continue
+            b = blocks[s]
+            regs = {r: _c(v) for r, v in state_in[s].items()}
+            for ins in b.instrs:
+                sym_step(regs, ins)
+            out = {r: e[1] for r, e in regs.items() if e[0] == "c" and r != 0}
+            if b.kind is Term.CALL:
+                for r in CALLER_SAVED:
+                    out.pop(r, None)
+            for t in b.succs:
+                old = state_in.get(t)
+                if old is None:
+                    state_in[t] = dict(out)
+                    changed = True
+                else:
+                    new = {r: v for r, v in old.items() if out.get(r) == v}
+                    if new != old:
+                        state_in[t] = new
+                        changed = True
+    return state_in
+
+
+def _rpo(blocks: dict[int, BasicBlock], entry: int) -> list[int]:
+    seen: set[int] = set()
+    post: list[int] = []
+    stack = [(entry, iter(blocks[entry].succs))] if entry in blocks else []
+    if stack:
+        seen.add(entry)
+    while stack:
+        node, it = stack[-1]
+        for s in it:
+            if s not in seen and s in blocks:
+                seen.add(s)
+                stack.append((s, iter(blocks[s].succs)))
+                break
+        else:
+            post.append(node)
+            stack.pop()
+    return post[::-1] + [s for s in blocks if s not in seen]
+
+
+# ---------------------------------------------------------------------------
+# CFG construction
+# ---------------------------------------------------------------------------
+
+_ENDS = (InstrClass.BRANCH, InstrClass.JAL, InstrClass.JALR, InstrClass.ECALL, InstrClass.EBREAK,
+         InstrClass.SRET, InstrClass.MRET, InstrClass.WFI)
+
+
+class _Builder:
+    def __init__(self, prog: Program, noreturn: Iterable[str] = ()) -> None:
+        self.prog = prog
+        self.image = prog.image
+        self.building: list[int] = []
+        self.noreturn = set(NORETURN_NAMES) | set(noreturn)
+
+    # -- helpers ---------------------------------------------------------
+    def _is_function_start(self, addr: int, cur: int) -> bool:
+        if addr == cur:
+            return False
+        if addr in self.prog.functions:
+            return True
+        if addr in self.image.function_starts:
+            size = self.image.symbol_size(cur)
+            return not (size and cur <= addr < cur + size)
+        return False
+
+    def function(self, entry: int, name: str | None = None) -> Function:
+        f = self.prog.functions.get(entry)
+        if f is not None:
+            return f
+        if entry in self.building:
+            chain = " -> ".join(self.prog.name_of(a) for a in self.building[self.building.index(entry):])
+            raise WcetError(f"recursion is not supported: {chain} -> {self.prog.name_of(entry)}")
+        if not self.image.is_code(entry):
+            raise WcetError(f"call target {entry:#x} is not in an executable section")
+        self.building.append(entry)
+        try:
+            f = self._build(entry, name or self.prog.name_of(entry))
+        finally:
+            self.building.pop()
+        self.prog.functions[entry] = f
+        for site_block, callee in f.calls:
+            site = f.blocks[site_block].last.addr
+            if self.prog.callgraph.has_edge(entry, callee):
+                self.prog.callgraph[entry][callee]["sites"].append(site)
+            else:
+                self.prog.callgraph.add_edge(entry, callee, sites=[site])
+        self.prog.callgraph.add_node(entry)
+        return f
+
+    def _callee_returns(self, target: int) -> bool:
+        callee = self.function(target)
+        if callee.name in self.noreturn:
+            return False
+        return callee.returns
+
+    # -- per-function construction ----------------------------------------
+    def _build(self, entry: int, name: str) -> Function:
+        img = self.image
+        leaders: set[int] = {entry}
+        seen: set[int] = set()
+        # per terminating instruction: (kind, succs, call_target, table)
+        ends: dict[int, tuple[Term, list[int], int | None, list[int] | None]] = {}
+        pending_indirect: set[int] = set()
+        work = [entry]
+        resolved: dict[int, tuple[Term, list[int], int | None, list[int] | None]] = {}
+
+        def explore() -> None:
+            while work:
+                a = work.pop()
+                while a not in seen:
+                    ins = img.instr(a)
+                    seen.add(a)
+                    if ins.cls is InstrClass.ILLEGAL:
+                        raise WcetError(f"illegal instruction at {img.describe(a)} "
+                                        f"(raw {ins.raw:#x}) in {name}")
+                    nxt = a + ins.size
+                    if ins.cls not in _ENDS:
+                        a = nxt
+                        continue
+                    end = self._classify(ins, entry, name, resolved)
+                    if end is None:  # indirect, resolved later
+                        pending_indirect.add(a)
+                        ends[a] = (Term.HALT, [], None, None)
+                        break
+                    ends[a] = end
+                    kind, succs, _ct, _tb = end
+                    for s in succs:
+                        leaders.add(s)
+                        if s not in seen:
+                            work.append(s)
+                    if nxt in succs or kind in (Term.CALL, Term.ECALL, Term.WFI):
+                        leaders.add(nxt)
+                    break
+
+        while True:
+            explore()
+            blocks = self._form_blocks(entry, seen, leaders, ends)
+            progress = False
+            for a in sorted(pending_indirect):
+                blk = next(b for b in blocks.values() if b.last.addr == a)
+                res = self._resolve_indirect(blk, blocks, entry, name)
+                resolved[a] = res
+                pending_indirect.discard(a)
+                ends[a] = res
+                for s in res[1]:
+                    leaders.add(s)
+                    if s not in seen:
+                        work.append(s)
+                    progress = True
+                if res[0] is Term.CALL:
+                    leaders.add(a + img.instr(a).size)
+                progress = True
+            if not progress:
+                break
+        f = Function(name=name, entry=entry, blocks=blocks)
+        for b in blocks.values():
+            if b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is not None:
+                f.calls.append((b.start, b.call_target))
+        f.returns = self._returns(f)
+        return f
+
+    def _returns(self, f: Function) -> bool:
+        for b in f.blocks.values():
+            if b.kind is Term.RETURN:
+                return True
+            if b.kind is Term.TAILCALL and b.call_target is not None and self._callee_returns(b.call_target):
+                return True
+        return False
+
+    def _classify(self, ins: Instr, entry: int, name: str, resolved: dict):
+        a = ins.addr
+        nxt = a + ins.size
+        c = ins.cls
+        if c is InstrClass.BRANCH:
+            succs = [ins.target]
+            if nxt != ins.target:
+                succs.append(nxt)
+            return (Term.BRANCH, succs, None, None)
+        if c is InstrClass.JAL:
+            tgt = ins.target
+            if ins.rd == 0:
+                if self._is_function_start(tgt, entry):
+                    return (Term.TAILCALL, [], tgt, None)
+                return (Term.JUMP, [tgt], None, None)
+            # call (links into ra/t0 or anything else)
+            returns = self._callee_returns(tgt)
+            return (Term.CALL, [nxt] if returns else [], tgt, None)
+        if c is InstrClass.JALR:
+            if a in resolved:
+                return resolved[a]
+            if ins.is_return:
+                return (Term.RETURN, [], None, None)
+            return None
+        if c in (InstrClass.SRET, InstrClass.MRET):
+            return (Term.TRAP_RETURN, [], None, None)
+        if c is InstrClass.EBREAK:
+            return (Term.HALT, [], None, None)
+        if c is InstrClass.ECALL:
+            return (Term.ECALL, [nxt], None, None)
+        if c is InstrClass.WFI:
+            return (Term.WFI, [nxt], None, None)
+        raise AssertionError(c)
+
+    def _form_blocks(self, entry: int, seen: set[int], leaders: set[int], ends: dict) -> dict[int, BasicBlock]:
+        img = self.image
+        blocks: dict[int, BasicBlock] = {}
+        starts = sorted(a for a in leaders if a in seen)
+        for s in starts:
+            instrs = []
+            a = s
+            kind, succs, ct, tb = Term.FALLTHROUGH, [], None, None
+            while True:
+                ins = img.instr(a)
+                instrs.append(ins)
+                nxt = a + ins.size
+                if a in ends:
+                    kind, succs, ct, tb = ends[a]
+                    break
+                if nxt in leaders:
+                    succs = [nxt]
+                    break
+                a = nxt
+            blocks[s] = BasicBlock(s, instrs[-1].addr + instrs[-1].size, instrs, entry, kind, list(succs), [],
+                                   ct, tb)
+        for b in blocks.values():
+            for s in b.succs:
+                if s not in blocks:
+                    raise WcetError(f"internal error: successor {s:#x} of block {b.start:#x} has no block")
+                blocks[s].preds.append(b.start)
+        return blocks
+
+    # -- indirect jumps ---------------------------------------------------
+    def _chain(self, blk: BasicBlock, blocks: dict[int, BasicBlock], depth: int = 4) -> list[BasicBlock]:
+        chain = [blk]
+        cur = blk
+        while len(chain) < depth and len(cur.preds) == 1:
+            p = blocks[cur.preds[0]]
+            if p in chain:
+                break
+            chain.insert(0, p)
+            cur = p
+        return chain
+
+    def _resolve_indirect(self, blk: BasicBlock, blocks: dict[int, BasicBlock], entry: int, name: str):
+        img = self.image
+        ins = blk.last
+        where = f"{img.describe(ins.addr)} in {name}"
+        chain = self._chain(blk, blocks)
+        consts = constant_registers(blocks, entry, self.image).get(chain[0].start, {})
+        regs: dict[int, tuple] = {r: _c(v) for r, v in consts.items()}
+        branch_state: dict[int, tuple[dict, Instr]] = {}
+        for b in chain:
+            for i in b.instrs:
+                if i is ins:
+                    break
+                if i is b.last and i.cls is InstrClass.BRANCH:
+                    branch_state[b.start] = (dict(regs), i)
+                sym_step(regs, i)
+        tgt = _binop("add", regs.get(ins.rs1, ("r", ins.rs1)), _c(ins.imm))
+        tgt = _binop("and", tgt, _c(~1))
+        nxt = ins.addr + ins.size
+        link = ins.rd not in (0, None)
+        if not _has_unknown(tgt) and not _uses(tgt, set()):
+            try:
+                t = evaluate(tgt, {}, img)
+            except (ValueError, KeyError, WcetError):
+                t = None
+            if t is not None:
+                if link:
+                    returns = self._callee_returns(t)
+                    return (Term.CALL, [nxt] if returns else [], t, None)
+                if self._is_function_start(t, entry):
+                    return (Term.TAILCALL, [], t, None)
+                return (Term.JUMP, [t], None, None)
+        if link:
+            raise WcetError(f"indirect call through {reg_name(ins.rs1)} at {where}: function pointers "
+                            f"cannot be analysed (no static target)")
+        # switch: one index register bounded by the guarding unsigned compare
+        table = self._switch(blk, blocks, chain, branch_state, tgt)
+        if table is None:
+            raise WcetError(f"unresolved indirect jump through {reg_name(ins.rs1)} at {where}")
+        for t in table:
+            if not img.is_code(t):
+                raise WcetError(f"jump table at {where} has target {t:#x} outside code")
+        return (Term.SWITCH, sorted(set(table)), None, table)
+
+    def _switch(self, blk, blocks, chain, branch_state, tgt) -> list[int] | None:
+        img = self.image
+        # the guard: the block before blk in the chain (unique predecessor) or,
+        # failing that, every predecessor must bound the same index expression
+        guards = []
+        if len(chain) >= 2:
+            guards = [chain[-2]]
+        else:
+            return None
+        g = guards[0]
+        if g.start not in branch_state:
+            return None
+        _regs, br = branch_state[g.start]
+
+        def get(r):
+            if r == 0:
+                return _c(0)
+            return _regs.get(r, ("r", r))
+
+        a, b = get(br.rs1), get(br.rs2)
+        taken = blk.start == br.target and blk.start != br.next_addr
+        idx = None
+        limit = None
+        m = br.mnemonic
+        # forms: idx <u N  ->  entries 0..N-1;   idx <=u N -> 0..N
+        if m in ("bltu", "bgeu"):
+            # bltu a,b: taken if a<b ; bgeu a,b: taken if a>=b
+            lt_holds = (m == "bltu") == taken  # whether "a < b" holds on the path to blk
+            if lt_holds and b[0] == "c":
+                idx, limit = a, b[1]            # a < N
+            elif not lt_holds and a[0] == "c":
+                idx, limit = b, a[1] + 1        # a >= b, i.e. idx <= N
+        elif m in ("beq", "bne") and b == _c(0) and a[0] == "ltu" and a[2][0] == "c":
+            # sltiu t, idx, N ; beqz/bnez t
+            holds = (m == "bne") == taken
+            if holds:
+                idx, limit = a[1], a[2][1]
+        if idx is None or limit is None or limit <= 0 or limit > MAX_SWITCH_ENTRIES:
+            return None
+        key = ("r", "__switch_index__")
+        t2 = _replace(tgt, idx, key)
+        if _has_unknown(t2) or _uses(t2, set()) != {"__switch_index__"}:
+            return None
+        out = []
+        for i in range(limit):
+            try:
+                out.append(evaluate(t2, {"__switch_index__": i}, img))
+            except (ValueError, KeyError, WcetError):
+                return None
+        return out
+
+
+def build_program(image: ElfImage, entries: Iterable[str], noreturn: Iterable[str] = (),
+                  progress=None) -> Program:
+    """Build CFGs for everything reachable from the named entry symbols."""
+    prog = Program(image)
+    b = _Builder(prog, noreturn)
+    for name in entries:
+        sym = image.symbol(name)
+        if not image.is_code(sym.addr):
+            raise WcetError(f"entry {name} ({sym.addr:#x}) is not in an executable section")
+        prog.entries[name] = sym.addr
+        b.function(sym.addr, name if sym.addr not in prog.functions else None)
+        if progress is not None:
+            progress(name)
+    prog.reindex()
+    return prog
+
+
+def build_program_from_file(path: str, entries: Iterable[str], noreturn: Iterable[str] = ()) -> Program:
+    return build_program(ElfImage(path), entries, noreturn)
