@@ -1,0 +1,165 @@
+"""Annotation files: loop bounds and facts the analyser cannot find itself.
+
+Format (TOML, parsed with ``tomllib``)::
+
+    # Each [[loop]] bounds one loop.  Identify it by address or by source line.
+    [[loop]]
+    function = "clear_page"        # function containing the loop
+    line = "kernel/mm.c:88"        # a source line inside the loop (DWARF)
+    max = 512                      # see below
+
+    [[loop]]
+    address = 0x80201a3c           # any instruction address inside the loop
+    max = 16
+    context = ["handle_syscall"]   # optional: only when reached through these
+                                   # functions (in this order, as a subsequence
+                                   # of the call chain from the entry)
+    note = "free text"
+
+    noreturn = ["panic"]           # (top level) functions that never return
+    [constants]                    # symbols whose value is fixed at run time
+    num_cpus = 1                   # (value of the 8-byte word at the symbol)
+
+``max`` is the maximum number of executions of the loop *header* per entry
+into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
+bottom (gcc's usual form) that is ``n``; with the test at the top it is
+``n + 1``.  When unsure, give ``n + 1``: an over-estimate is safe.
+
+If several annotations match a loop in a context, the smallest ``max`` wins
+(each is a claimed upper bound).  An annotation that matches no loop is an
+error (it probably refers to code that changed).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+from kairos.wcet.errors import WcetError
+
+
+@dataclass
+class LoopAnnotation:
+    max: int
+    origin: str
+    function: str | None = None
+    address: int | None = None
+    file: str | None = None
+    line: int | None = None
+    context: tuple[str, ...] = ()
+    note: str = ""
+    used: bool = False
+
+    def describe(self) -> str:
+        where = []
+        if self.function:
+            where.append(self.function)
+        if self.address is not None:
+            where.append(f"{self.address:#x}")
+        if self.file:
+            where.append(f"{self.file}:{self.line}")
+        return f"{self.origin} ({' '.join(where)})"
+
+
+@dataclass
+class Annotations:
+    loops: list[LoopAnnotation] = field(default_factory=list)
+    noreturn: set[str] = field(default_factory=set)
+    constants: dict[str, int] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
+
+    def merge(self, other: "Annotations") -> None:
+        self.loops.extend(other.loops)
+        self.noreturn |= other.noreturn
+        self.constants.update(other.constants)
+        self.paths.extend(other.paths)
+
+
+def _int(v, what: str, origin: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise WcetError(f"{origin}: {what} must be an integer, got {v!r}")
+    if isinstance(v, str):
+        try:
+            return int(v, 0)
+        except ValueError:
+            raise WcetError(f"{origin}: {what} must be an integer, got {v!r}") from None
+    return v
+
+
+def parse(text: str, path: str = "<annotations>") -> Annotations:
+    base = os.path.basename(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise WcetError(f"{path}: invalid TOML: {exc}") from None
+    ann = Annotations(paths=[path])
+    known = {"loop", "noreturn", "constants"}
+    for k in data:
+        if k not in known:
+            raise WcetError(f"{path}: unknown key {k!r} (expected one of {', '.join(sorted(known))})")
+    loops = data.get("loop", [])
+    if not isinstance(loops, list):
+        raise WcetError(f"{path}: 'loop' must be an array of tables ([[loop]])")
+    for i, ent in enumerate(loops, 1):
+        origin = f"{base} loop #{i}"
+        if not isinstance(ent, dict):
+            raise WcetError(f"{origin}: must be a table")
+        extra = set(ent) - {"function", "address", "line", "max", "context", "note"}
+        if extra:
+            raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
+        if "max" not in ent:
+            raise WcetError(f"{origin}: missing 'max'")
+        mx = _int(ent["max"], "max", origin)
+        if mx < 1:
+            raise WcetError(f"{origin}: max must be >= 1 (header executions per loop entry)")
+        la = LoopAnnotation(max=mx, origin=origin, note=str(ent.get("note", "")))
+        if "function" in ent:
+            if not isinstance(ent["function"], str):
+                raise WcetError(f"{origin}: function must be a string")
+            la.function = ent["function"]
+        if "address" in ent:
+            la.address = _int(ent["address"], "address", origin)
+        if "line" in ent:
+            ln = ent["line"]
+            if not isinstance(ln, str) or ":" not in ln:
+                raise WcetError(f"{origin}: line must be \"file.c:NUMBER\", got {ln!r}")
+            f, _, n = ln.rpartition(":")
+            la.file = f
+            la.line = _int(n, "line number", origin)
+            if la.function is None:
+                raise WcetError(f"{origin}: a loop given by line also needs 'function'")
+        if la.address is None and la.line is None:
+            raise WcetError(f"{origin}: give 'address' or 'function' + 'line'")
+        ctx = ent.get("context", [])
+        if not isinstance(ctx, list) or not all(isinstance(c, str) for c in ctx):
+            raise WcetError(f"{origin}: context must be a list of function names")
+        la.context = tuple(ctx)
+        ann.loops.append(la)
+    nr = data.get("noreturn", [])
+    if not isinstance(nr, list) or not all(isinstance(x, str) for x in nr):
+        raise WcetError(f"{path}: noreturn must be a list of function names")
+    ann.noreturn = set(nr)
+    consts = data.get("constants", {})
+    if not isinstance(consts, dict):
+        raise WcetError(f"{path}: [constants] must be a table")
+    for k, v in consts.items():
+        ann.constants[k] = _int(v, f"constant {k}", base)
+    return ann
+
+
+def load(path: str) -> Annotations:
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
+    except OSError as exc:
+        raise WcetError(f"cannot read annotation file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise WcetError(f"annotation file {path} is not UTF-8 text") from None
+    return parse(text, path)
+
+
+def context_matches(required: tuple[str, ...], chain: list[str]) -> bool:
+    """Is ``required`` a subsequence of the call chain's function names?"""
+    it = iter(chain)
+    return all(any(name == c for c in it) for name in required)
