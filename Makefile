@@ -1,0 +1,82 @@
+# Kairos top-level build.
+#   make run               boot the default system (debug kernel) on QEMU
+#   make test              every test: host unit tests, analyser tests, on-target suites
+#   make bench             benchmarks (release kernel)
+#   make kernel FLAVOUR=release|debug|check
+# Flavours are defined once, here and in kernel/include/config.h:
+#   debug   seL4 debug system calls and kernel printing, -O2
+#   check   debug + the kernel invariant checker (Kairos's own tests)
+#   release no debug calls or printing, fastpath on (benchmarks)
+
+FLAVOUR ?= debug
+BUILD := build/$(FLAVOUR)
+CROSS ?= riscv64-unknown-elf-
+CC := $(CROSS)gcc
+OBJCOPY := $(CROSS)objcopy
+PYTHON := .venv/bin/python
+KAIROS := .venv/bin/kairos
+
+ifeq ($(filter $(FLAVOUR),debug check release),)
+$(error FLAVOUR must be debug, check or release)
+endif
+FLAVOUR_DEFINE := KAIROS_FLAVOUR_$(shell echo $(FLAVOUR) | tr a-z A-Z)
+
+# ---- kernel ----
+KERNEL_ARCH := riscv
+KERNEL_SRCS := $(wildcard kernel/kernel/*.c kernel/object/*.c kernel/lib/*.c \
+                 kernel/arch/$(KERNEL_ARCH)/*.c kernel/arch/$(KERNEL_ARCH)/object/*.c)
+KERNEL_ASM := $(wildcard kernel/arch/$(KERNEL_ARCH)/*.S)
+KERNEL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_SRCS)) $(patsubst %.S,$(BUILD)/%.o,$(KERNEL_ASM))
+KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-builtin -nostdlib \
+    -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax -fno-pic \
+    -fno-stack-protector -fno-omit-frame-pointer -fno-common -fno-asynchronous-unwind-tables \
+    -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
+KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASSEMBLER__ \
+    -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
+KERNEL_ELF := $(BUILD)/kernel.elf
+
+.PHONY: all kernel run test bench bootstrap clean user
+all: kernel user
+
+kernel: $(KERNEL_ELF)
+
+$(BUILD)/kernel/%.o: kernel/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+
+$(BUILD)/kernel/%.o: kernel/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
+
+$(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
+	$(CC) $(KERNEL_CFLAGS) -T kernel/arch/$(KERNEL_ARCH)/kernel.ld -Wl,--no-relax -Wl,-z,noexecstack \
+	    -Wl,--build-id=none -o $@ $(KERNEL_OBJS)
+	@$(CROSS)size $@ | tail -1 | awk '{printf "kernel: text %d bytes, data %d, bss %d\n", $$1, $$2, $$3}'
+
+-include $(KERNEL_OBJS:.o=.d)
+
+# ---- user side: library, root tasks, on-target test suite ----
+-include user/lib/lib.mk
+-include user/tests/tests.mk
+-include user/rootinfo/rootinfo.mk
+
+# ---- entry points ----
+bootstrap:
+	@scripts/bootstrap.sh
+
+run: bootstrap
+	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
+	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/rootinfo/rootinfo.elf --timeout 60
+
+test: bootstrap
+	@$(MAKE) --no-print-directory FLAVOUR=check kernel user
+	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
+	@$(MAKE) --no-print-directory FLAVOUR=release kernel
+	$(PYTHON) -m pytest -q tests $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
+
+bench: bootstrap
+	@$(MAKE) --no-print-directory FLAVOUR=release kernel
+	@echo "bench: no benchmarks yet (IPC issue); release kernel built at build/release/kernel.elf"
+
+clean:
+	rm -rf build

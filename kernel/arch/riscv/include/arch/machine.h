@@ -1,0 +1,25 @@
+/* What the generic kernel asks of the machine. */
+#ifndef ARCH_MACHINE_H
+#define ARCH_MACHINE_H
+
+#include <types.h>
+
+struct fdt_info;
+
+void machine_init_console(paddr_t uart_base);
+void machine_putc(char c);
+NORETURN void machine_power_off(bool failure);
+void machine_init_traps(void);
+void machine_init_timer(const struct fdt_info *fdt);
+void machine_init_interrupts(const struct fdt_info *fdt);
+u64 machine_time(void);
+void machine_set_timeout(u64 when);
+void machine_disable_timeout(void);
+bool machine_has_sstc(void);
+/* Claim and handle pending interrupts; returns true if any was handled. */
+bool machine_handle_pending_interrupts(void);
+NORETURN void machine_idle_forever(void);
+/* Wait for an interrupt to become pending (interrupts stay masked in the kernel). */
+void machine_wait_for_interrupt(void);
+
+#endif

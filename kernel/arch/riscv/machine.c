@@ -1,0 +1,132 @@
+/* Platform devices of QEMU virt as the kernel uses them: the NS16550 UART for
+ * kernel output, SBI for power-off and (without Sstc) the timer, the PLIC for
+ * external interrupts. Addresses come from the device tree. */
+#include <arch/csr.h>
+#include <arch/machine.h>
+#include <arch/memory.h>
+#include <arch/sbi.h>
+#include <fdt.h>
+#include <kernel.h>
+
+static volatile u8 *uart;
+static bool sstc;
+static volatile u32 *plic;
+static u32 plic_ndev;
+
+#define UART_THR 0
+#define UART_LSR 5
+#define UART_LSR_THRE 0x20
+
+/* Hart 0's supervisor context on QEMU virt's PLIC is context 1. */
+#define PLIC_CONTEXT 1
+#define PLIC_ENABLE_OFFSET (0x2000 + 0x80 * PLIC_CONTEXT)
+#define PLIC_THRESHOLD_OFFSET (0x200000 + 0x1000 * PLIC_CONTEXT)
+#define PLIC_CLAIM_OFFSET (PLIC_THRESHOLD_OFFSET + 4)
+
+void machine_init_console(paddr_t uart_base)
+{
+    uart = (volatile u8 *)paddr_to_kptr(uart_base);
+}
+
+void machine_putc(char c)
+{
+    if (!uart)
+        return;
+    /* Bounded wait: a UART that never drains must not hang the kernel. */
+    for (u32 i = 0; i < 100000 && !(uart[UART_LSR] & UART_LSR_THRE); i++)
+        ;
+    uart[UART_THR] = (u8)c;
+}
+
+void machine_power_off(bool failure)
+{
+    (void)sbi_call(SBI_EXT_SRST, 0, SBI_SRST_SHUTDOWN,
+                   failure ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE);
+    (void)sbi_call(SBI_EXT_LEGACY_SHUTDOWN, 0, 0, 0); /* pre-SRST firmware */
+    for (;;)
+        __asm__ volatile("wfi");
+}
+
+extern char trap_entry[];
+
+void machine_init_traps(void)
+{
+    csr_write(stvec, (word_t)trap_entry);
+    csr_write(sscratch, 0);
+    /* Interrupts stay masked in the kernel (sstatus.SIE = 0); these enables
+     * decide which ones become pending and are taken in user mode. */
+    csr_write(sie, SIE_STIE | SIE_SEIE);
+}
+
+void machine_init_timer(const struct fdt_info *fdt)
+{
+    sstc = fdt->has_sstc;
+    machine_disable_timeout();
+}
+
+u64 machine_time(void) { return read_time(); }
+bool machine_has_sstc(void) { return sstc; }
+
+void machine_set_timeout(u64 when)
+{
+    if (sstc)
+        __asm__ volatile("csrw 0x14d, %0" ::"r"(when));
+    else
+        sbi_set_timer(when);
+}
+
+void machine_disable_timeout(void) { machine_set_timeout(~0ull); }
+
+void machine_init_interrupts(const struct fdt_info *fdt)
+{
+    if (fdt->plic.size == 0)
+        return;
+    plic = (volatile u32 *)paddr_to_kptr(fdt->plic.base);
+    plic_ndev = fdt->plic_ndev;
+    for (u32 word = 0; word <= plic_ndev / 32; word++)
+        plic[(PLIC_ENABLE_OFFSET / 4) + word] = 0;
+    plic[PLIC_THRESHOLD_OFFSET / 4] = 0;
+}
+
+/* Until user-level interrupt handlers exist (IRQHandler caps), an external
+ * interrupt is claimed, its source masked and completed, so it cannot storm. */
+static void plic_handle(void)
+{
+    if (!plic)
+        return;
+    u32 irq = plic[PLIC_CLAIM_OFFSET / 4];
+    if (irq == 0)
+        return;
+    if (irq <= plic_ndev)
+        plic[(PLIC_ENABLE_OFFSET / 4) + irq / 32] &= ~(1u << (irq % 32));
+    plic[PLIC_CLAIM_OFFSET / 4] = irq;
+}
+
+bool machine_handle_pending_interrupts(void)
+{
+    word_t pending = csr_read(sip) & csr_read(sie);
+    bool handled = false;
+    if (pending & SIP_STIP) {
+        machine_disable_timeout();
+        handled = true;
+    }
+    if (pending & SIP_SEIP) {
+        plic_handle();
+        handled = true;
+    }
+    return handled;
+}
+
+void machine_wait_for_interrupt(void)
+{
+    /* wfi returns once an enabled interrupt is pending, even with SIE clear. */
+    __asm__ volatile("wfi");
+}
+
+void machine_idle_forever(void)
+{
+    for (;;) {
+        machine_wait_for_interrupt();
+        (void)machine_handle_pending_interrupts();
+    }
+}

@@ -1,0 +1,52 @@
+/* C side of kernel entry for exceptions and interrupts (trap.S dispatches
+ * here; system calls go to handle_syscall). */
+#include <arch/csr.h>
+#include <arch/machine.h>
+#include <fault.h>
+#include <kernel.h>
+#include <thread.h>
+
+NORETURN void handle_exception(word_t scause, word_t stval);
+NORETURN void handle_interrupt(word_t scause);
+
+void handle_exception(word_t scause, word_t stval)
+{
+    struct tcb *t = current_thread;
+    struct fault f = {0};
+    f.ip = t->ctx.fault_ip;
+    switch (scause) {
+    case CAUSE_INSTR_ACCESS:
+    case CAUSE_INSTR_PAGE_FAULT:
+        f.type = FAULT_VM;
+        f.addr = stval;
+        f.prefetch = 1;
+        f.fsr = CAUSE_INSTR_ACCESS;
+        break;
+    case CAUSE_LOAD_ACCESS:
+    case CAUSE_LOAD_PAGE_FAULT:
+        f.type = FAULT_VM;
+        f.addr = stval;
+        f.fsr = CAUSE_LOAD_ACCESS; /* seL4 folds page faults into access-fault codes */
+        break;
+    case CAUSE_STORE_ACCESS:
+    case CAUSE_STORE_PAGE_FAULT:
+        f.type = FAULT_VM;
+        f.addr = stval;
+        f.fsr = CAUSE_STORE_ACCESS;
+        break;
+    default:
+        f.type = FAULT_USER_EXCEPTION;
+        f.number = scause;
+        f.addr = stval;
+        break;
+    }
+    handle_fault(t, &f);
+    kernel_exit();
+}
+
+void handle_interrupt(word_t scause)
+{
+    (void)scause;
+    (void)machine_handle_pending_interrupts();
+    kernel_exit();
+}

@@ -1,0 +1,40 @@
+/* Build-time configuration. The flavour (debug, check, release) is chosen by the
+ * top-level Makefile, which defines exactly one of KAIROS_FLAVOUR_*; everything
+ * else here follows from it and from the seL4 MCS riscv64 configuration whose
+ * ABI Kairos implements (shared/abi/constants.txt). */
+#ifndef KAIROS_CONFIG_H
+#define KAIROS_CONFIG_H
+
+#if defined(KAIROS_FLAVOUR_DEBUG)
+#define CONFIG_DEBUG_BUILD 1
+#define CONFIG_PRINTING 1
+#define CONFIG_INVARIANT_CHECKS 0
+#define CONFIG_FASTPATH 1
+#elif defined(KAIROS_FLAVOUR_CHECK)
+#define CONFIG_DEBUG_BUILD 1
+#define CONFIG_PRINTING 1
+#define CONFIG_INVARIANT_CHECKS 1
+#define CONFIG_FASTPATH 1
+#elif defined(KAIROS_FLAVOUR_RELEASE)
+#define CONFIG_DEBUG_BUILD 0
+#define CONFIG_PRINTING 0
+#define CONFIG_INVARIANT_CHECKS 0
+#define CONFIG_FASTPATH 1
+#else
+#error "define one of KAIROS_FLAVOUR_DEBUG, KAIROS_FLAVOUR_CHECK, KAIROS_FLAVOUR_RELEASE"
+#endif
+
+#define CONFIG_ROOT_CNODE_SIZE_BITS 13
+#define CONFIG_NUM_PRIORITIES 256
+#define CONFIG_MAX_NUM_NODES 1
+#define CONFIG_NUM_DOMAINS 1
+#define CONFIG_BOOT_THREAD_TIME_SLICE_MS 5
+#define CONFIG_MAX_NUM_BOOTINFO_UNTYPED_CAPS 230
+#define CONFIG_RESET_CHUNK_BITS 8
+#define CONFIG_TCB_NAME_LENGTH 64
+
+/* Physical addresses at or above this are never handed out (seL4's
+ * CONFIG_PADDR_USER_DEVICE_TOP for Sv39). */
+#define CONFIG_PADDR_USER_DEVICE_TOP (1ul << 39)
+
+#endif

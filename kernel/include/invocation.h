@@ -1,0 +1,97 @@
+/* Invocations: a Call, Send or NBSend on an object capability. Each object's
+ * decoder validates everything and changes nothing; only when decoding
+ * succeeds does its perform step run, and that step cannot fail. */
+#ifndef KAIROS_INVOCATION_H
+#define KAIROS_INVOCATION_H
+
+#include <abi.h>
+#include <cspace.h>
+#include <object.h>
+
+/* Invocation labels (shared/abi/invocations.md). */
+enum invocation_label {
+    INV_UNTYPED_RETYPE = 1,
+    INV_TCB_READ_REGISTERS = 2,
+    INV_TCB_WRITE_REGISTERS = 3,
+    INV_TCB_COPY_REGISTERS = 4,
+    INV_TCB_CONFIGURE = 5,
+    INV_TCB_SET_PRIORITY = 6,
+    INV_TCB_SET_MC_PRIORITY = 7,
+    INV_TCB_SET_SCHED_PARAMS = 8,
+    INV_TCB_SET_TIMEOUT_ENDPOINT = 9,
+    INV_TCB_SET_IPC_BUFFER = 10,
+    INV_TCB_SET_SPACE = 11,
+    INV_TCB_SUSPEND = 12,
+    INV_TCB_RESUME = 13,
+    INV_TCB_BIND_NOTIFICATION = 14,
+    INV_TCB_UNBIND_NOTIFICATION = 15,
+    INV_TCB_SET_TLS_BASE = 16,
+    INV_TCB_SET_FLAGS = 17,
+    INV_CNODE_REVOKE = 18,
+    INV_CNODE_DELETE = 19,
+    INV_CNODE_CANCEL_BADGED_SENDS = 20,
+    INV_CNODE_COPY = 21,
+    INV_CNODE_MINT = 22,
+    INV_CNODE_MOVE = 23,
+    INV_CNODE_MUTATE = 24,
+    INV_CNODE_ROTATE = 25,
+    INV_IRQ_ISSUE_IRQ_HANDLER = 26,
+    INV_IRQ_ACK = 27,
+    INV_IRQ_SET_HANDLER = 28,
+    INV_IRQ_CLEAR_HANDLER = 29,
+    INV_DOMAIN_SET = 30,
+    INV_SCHED_CONTROL_CONFIGURE_FLAGS = 31,
+    INV_SCHED_CONTEXT_BIND = 32,
+    INV_SCHED_CONTEXT_UNBIND = 33,
+    INV_SCHED_CONTEXT_UNBIND_OBJECT = 34,
+    INV_SCHED_CONTEXT_CONSUMED = 35,
+    INV_SCHED_CONTEXT_YIELD_TO = 36,
+    INV_PAGE_TABLE_MAP = 37,
+    INV_PAGE_TABLE_UNMAP = 38,
+    INV_PAGE_MAP = 39,
+    INV_PAGE_UNMAP = 40,
+    INV_PAGE_GET_ADDRESS = 41,
+    INV_ASID_CONTROL_MAKE_POOL = 42,
+    INV_ASID_POOL_ASSIGN = 43,
+    INV_IRQ_ISSUE_IRQ_HANDLER_TRIGGER = 44,
+};
+
+struct invocation {
+    struct tcb *caller;
+    word_t label;
+    word_t length;      /* message words available */
+    cte_t *slot;        /* slot of the invoked cap */
+    cap_t cap;
+    bool call;          /* a reply is expected */
+};
+
+/* The outcome of decoding: ERR_NONE, or the error and its message words. */
+struct syscall_error {
+    enum error_code code;
+    word_t n;
+    word_t mr[5];
+};
+
+static inline struct syscall_error no_error(void) { struct syscall_error e = {ERR_NONE, 0, {0}}; return e; }
+static inline struct syscall_error error0(enum error_code c) { struct syscall_error e = {c, 0, {0}}; return e; }
+static inline struct syscall_error error1(enum error_code c, word_t a)
+{
+    struct syscall_error e = {c, 1, {a, 0, 0, 0, 0}};
+    return e;
+}
+static inline struct syscall_error range_error(word_t min, word_t max)
+{
+    struct syscall_error e = {ERR_RANGE_ERROR, 2, {min, max, 0, 0, 0}};
+    return e;
+}
+
+word_t get_mr(struct tcb *t, word_t i);
+void set_mr(struct tcb *t, word_t i, word_t v);
+word_t *ipc_buffer_kptr(struct tcb *t);
+/* Reply to an invocation: label 0 and n return words already set by set_mr. */
+void reply_success(struct tcb *t, word_t n);
+void reply_error(struct tcb *t, const struct syscall_error *e);
+
+struct syscall_error decode_tcb_invocation(struct invocation *inv);
+
+#endif

@@ -1,0 +1,99 @@
+/* Kernel object layouts shared by the generic kernel. Sizes are fixed by the
+ * ABI (abi.h); each layout is checked against its object size. */
+#ifndef KAIROS_OBJECT_H
+#define KAIROS_OBJECT_H
+
+#include <abi.h>
+#include <arch/context.h>
+#include <cap.h>
+#include <config.h>
+#include <types.h>
+
+/* Derivation-tree links, as in seL4: slots form one doubly linked list in
+ * depth-first order of derivation; a slot's children follow it and are
+ * recognised by the revocable / first-badged flags and the objects they name. */
+typedef struct mdb {
+    word_t prev; /* kernel address of the previous slot, or 0 */
+    word_t next; /* kernel address of the next slot | MDB_REVOCABLE | MDB_FIRST_BADGED */
+} mdb_t;
+#define MDB_REVOCABLE 1ul
+#define MDB_FIRST_BADGED 2ul
+#define MDB_FLAGS 3ul
+
+typedef struct cte {
+    cap_t cap;
+    mdb_t mdb;
+} cte_t;
+_Static_assert(sizeof(cte_t) == (1u << SLOT_BITS), "a slot is 32 bytes");
+
+static inline struct cte *mdb_next(const cte_t *s) { return (struct cte *)(s->mdb.next & ~MDB_FLAGS); }
+static inline struct cte *mdb_prev(const cte_t *s) { return (struct cte *)s->mdb.prev; }
+
+enum thread_state {
+    THREAD_INACTIVE = 0,
+    THREAD_RUNNING,
+    THREAD_RESTART,
+    THREAD_BLOCKED_ON_RECEIVE,
+    THREAD_BLOCKED_ON_SEND,
+    THREAD_BLOCKED_ON_REPLY,
+    THREAD_BLOCKED_ON_NOTIFICATION,
+    THREAD_IDLE,
+};
+
+/* Slots inside a TCB that hold the caps it was configured with. */
+enum tcb_slot {
+    TCB_SLOT_CSPACE = 0,
+    TCB_SLOT_VSPACE,
+    TCB_SLOT_IPC_BUFFER,
+    TCB_SLOT_FAULT_HANDLER,
+    TCB_SLOT_TIMEOUT_HANDLER,
+    TCB_NUM_SLOTS,
+};
+
+struct sched_context;
+
+struct tcb {
+    struct user_context ctx;
+    cte_t slots[TCB_NUM_SLOTS];
+    enum thread_state state;
+    u32 priority;
+    u32 mcp;
+    u32 domain;
+    word_t flags;          /* seL4_TCBFlag bits: bit 0 = FPU disabled */
+    vaddr_t ipc_buffer;    /* user address of the IPC buffer, 0 if none */
+    struct sched_context *sc;
+    struct tcb *ready_next; /* ready queue of its priority */
+    struct tcb *ready_prev;
+    bool in_ready_queue;
+#if CONFIG_DEBUG_BUILD
+    struct tcb *debug_next; /* every TCB, for DebugDumpScheduler */
+    struct tcb *debug_prev;
+    char name[CONFIG_TCB_NAME_LENGTH];
+#endif
+};
+_Static_assert(sizeof(struct tcb) <= (1u << TCB_BITS), "TCB fits its object");
+
+#define TCB_FLAG_FPU_DISABLED 1ul
+
+/* Scheduling context header. A 2^7-byte context must hold two 16-byte refills,
+ * so the header is at most 96 bytes; the refill ring follows it. */
+struct refill {
+    u64 release_time; /* timer ticks */
+    u64 amount;       /* timer ticks */
+};
+struct sched_context {
+    u64 period;        /* ticks; 0 = round robin */
+    u64 budget;        /* ticks */
+    u64 consumed;      /* ticks since the last Consumed/timeout */
+    word_t badge;
+    struct tcb *tcb;   /* bound thread */
+    u32 refill_max;    /* ring capacity, from the object size */
+    u32 refill_head;
+    u32 refill_count;
+    u32 size_bits;
+    bool sporadic;
+};
+_Static_assert(sizeof(struct sched_context) <= 96, "SC header at most 96 bytes");
+static inline struct refill *sc_refills(struct sched_context *sc) { return (struct refill *)((u8 *)sc + 96); }
+
+#endif

@@ -1,0 +1,167 @@
+/* System-call entry: dispatch on the number in a7 (shared/abi/syscalls.txt). */
+#include <abi.h>
+#include <arch/memory.h>
+#include <fault.h>
+#include <invocation.h>
+#include <kernel.h>
+#include <thread.h>
+
+NORETURN void handle_syscall(word_t number);
+
+word_t *ipc_buffer_kptr(struct tcb *t)
+{
+    cap_t c = t->slots[TCB_SLOT_IPC_BUFFER].cap;
+    if (cap_type(c) != CAP_FRAME || t->ipc_buffer == 0)
+        return NULL;
+    word_t size_bits = 12 + 9 * cap_frame_size(c);
+    return (word_t *)paddr_to_kptr(cap_obj(c) + (t->ipc_buffer & MASK(size_bits)));
+}
+
+word_t get_mr(struct tcb *t, word_t i)
+{
+    if (i < NUM_MSG_REGISTERS)
+        return t->ctx.x[REG_A2 + i];
+    word_t *buf = ipc_buffer_kptr(t);
+    return buf ? buf[1 + i] : 0;
+}
+
+void set_mr(struct tcb *t, word_t i, word_t v)
+{
+    if (i < NUM_MSG_REGISTERS) {
+        t->ctx.x[REG_A2 + i] = v;
+        return;
+    }
+    word_t *buf = ipc_buffer_kptr(t);
+    if (buf)
+        buf[1 + i] = v;
+}
+
+static word_t clamp_length(struct tcb *t, word_t n)
+{
+    return (n > NUM_MSG_REGISTERS && !ipc_buffer_kptr(t)) ? NUM_MSG_REGISTERS : n;
+}
+
+void reply_success(struct tcb *t, word_t n)
+{
+    t->ctx.x[REG_A0] = 0;
+    t->ctx.x[REG_A1] = msginfo_new(0, 0, 0, clamp_length(t, n));
+}
+
+void reply_error(struct tcb *t, const struct syscall_error *e)
+{
+    for (word_t i = 0; i < e->n; i++)
+        set_mr(t, i, e->mr[i]);
+    t->ctx.x[REG_A0] = 0;
+    t->ctx.x[REG_A1] = msginfo_new(e->code, 0, 0, clamp_length(t, e->n));
+}
+
+static void cap_fault(struct tcb *t, cptr_t cptr, bool recv_phase)
+{
+    struct fault f = {0};
+    f.type = FAULT_CAP;
+    f.ip = t->ctx.fault_ip;
+    f.addr = cptr;
+    f.in_recv_phase = recv_phase;
+    handle_fault(t, &f);
+}
+
+static void handle_invocation(struct tcb *t, bool call, bool blocking)
+{
+    cptr_t cptr = t->ctx.x[REG_A0];
+    word_t info = t->ctx.x[REG_A1];
+    struct lookup_result r = lookup_cap_slot(t, cptr);
+    if (!r.slot) {
+        if (blocking)
+            cap_fault(t, cptr, false);
+        return;
+    }
+    struct invocation inv = {t, msginfo_label(info), msginfo_length(info), r.slot, r.slot->cap, call};
+    struct syscall_error err;
+    switch (cap_type(inv.cap)) {
+    case CAP_NULL:
+        err = error1(ERR_INVALID_CAPABILITY, 0);
+        break;
+    case CAP_THREAD:
+        err = decode_tcb_invocation(&inv);
+        break;
+    default:
+        /* Object invocations arrive with the object-model work; until then
+         * an unimplemented operation is refused, never guessed at. */
+        err = error0(ERR_ILLEGAL_OPERATION);
+        break;
+    }
+    if (!call)
+        return;
+    if (err.code != ERR_NONE)
+        reply_error(t, &err);
+    else if (t->state == THREAD_RUNNING || t->state == THREAD_RESTART)
+        reply_success(t, 0);
+}
+
+static void unknown_syscall(struct tcb *t, word_t number)
+{
+    struct fault f = {0};
+    f.type = FAULT_UNKNOWN_SYSCALL;
+    f.ip = t->ctx.fault_ip;
+    f.number = number;
+    handle_fault(t, &f);
+}
+
+#if CONFIG_DEBUG_BUILD
+static void debug_name_thread(struct tcb *t)
+{
+    struct lookup_result r = lookup_cap_slot(t, t->ctx.x[REG_A0]);
+    word_t *buf = ipc_buffer_kptr(t);
+    /* seL4 halts the system on a bad request; Kairos ignores it instead. */
+    if (!r.slot || cap_type(r.slot->cap) != CAP_THREAD || !buf)
+        return;
+    thread_set_name(tcb_from_paddr(cap_obj(r.slot->cap)), (const char *)&buf[1], 959);
+}
+#endif
+
+void handle_syscall(word_t number)
+{
+    struct tcb *t = current_thread;
+    t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
+    switch ((sword_t)number) {
+    case SYS_CALL:
+        handle_invocation(t, true, true);
+        break;
+    case SYS_SEND:
+        handle_invocation(t, false, true);
+        break;
+    case SYS_NB_SEND:
+        handle_invocation(t, false, false);
+        break;
+    case SYS_YIELD:
+        sched_enqueue(t); /* to the tail of its priority: others of equal priority go first */
+        break;
+#if CONFIG_DEBUG_BUILD
+    case SYS_DEBUG_PUT_CHAR:
+        kputc((char)t->ctx.x[REG_A0]);
+        break;
+    case SYS_DEBUG_DUMP_SCHEDULER:
+        debug_dump_scheduler();
+        break;
+    case SYS_DEBUG_HALT:
+        kprintf("halting: debug halt requested by thread \"%s\"\n", thread_name(t));
+        kernel_halt(false);
+    case SYS_DEBUG_CAP_IDENTIFY: {
+        struct lookup_result r = lookup_cap_slot(t, t->ctx.x[REG_A0]);
+        t->ctx.x[REG_A0] = r.slot ? (word_t)cap_type(r.slot->cap) : 0;
+        break;
+    }
+    case SYS_DEBUG_SNAPSHOT:
+        break; /* no capDL dump; the call is accepted and changes nothing */
+    case SYS_DEBUG_NAME_THREAD:
+        debug_name_thread(t);
+        break;
+#endif
+    default:
+        /* Includes the receive-side calls until IPC exists, and
+         * DebugSendIPI, which a single-core seL4 does not compile. */
+        unknown_syscall(t, number);
+        break;
+    }
+    kernel_exit();
+}

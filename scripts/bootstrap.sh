@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what building and testing Kairos needs, if it is missing. Idempotent:
+# a second run changes nothing and takes a second. Debian packages (run as
+# root) and a Python virtual environment in .venv with the tools package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v riscv64-unknown-elf-gcc >/dev/null || need_apt+=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf)
+command -v qemu-system-riscv64 >/dev/null || need_apt+=(qemu-system-misc)
+[ -e /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || [ -e /usr/lib/picolibc/riscv64-unknown-elf/lib/picolibc.specs ] \
+    || dpkg -s picolibc-riscv64-unknown-elf >/dev/null 2>&1 || need_apt+=(picolibc-riscv64-unknown-elf)
+command -v dtc >/dev/null || need_apt+=(device-tree-compiler)
+command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "bootstrap: installing ${need_apt[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+stamp=.venv/.kairos-installed
+if [ ! -x .venv/bin/python ] || [ ! -e "$stamp" ] || [ tools/pyproject.toml -nt "$stamp" ]; then
+    echo "bootstrap: setting up the Python environment in .venv"
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/pip install -q --upgrade pip >/dev/null
+    .venv/bin/pip install -q -e 'tools[dev]'
+    touch "$stamp"
+fi
