@@ -1,0 +1,483 @@
+"""Micro-architectural analysis: abstract caches + pipeline → block costs.
+
+``analyse(program, entry, model, value_info) -> BlockCosts``
+
+* **Contexts.** Fully context-sensitive by virtual inlining, with the call
+  strings of ``cfg.Program.contexts(entry)``.  The analysis runs on the
+  *supergraph*: nodes are ``(context, block start)``; a ``CALL`` block flows
+  into the callee's entry block in ``context + (call site,)`` and the
+  callee's returning blocks flow back to the return site; ``TAILCALL``
+  callees return to the tail-caller's caller.
+* **Caches.** Must analysis (Ferdinand-style LRU ages, associativity
+  ``CacheConfig.analysis_ways``: 1 = "only the MRU line of a set" for the
+  random-replacement ``u54``) for the I-cache (every fetched line) and the
+  D-cache (lines from the value analysis' address ranges; an unknown address
+  ages every set).  May analysis classifies sure misses (reporting only: a
+  possible miss already costs a miss).
+* **Persistence.** For every loop (in every context) the lines it may touch,
+  callees included, are counted per cache set; if a set receives at most
+  ``analysis_ways`` distinct lines and no unknown access, those lines can
+  miss at most once per entry of the loop.  An access that is not a must-hit
+  but is persistent in an enclosing loop costs a hit inside the block, and
+  the miss is charged once per entry of the *outermost* such loop:
+  ``BlockCosts.first_miss_penalty(context, header)``.
+* **Pipeline.** Each block is timed with ``pipeline.step`` from an entry
+  state that summarises all predecessors (register result latencies still
+  outstanding, multiply/divide unit busy time, pending stores; joined by
+  max/union), computed by the same fixpoint as the caches.  A block's cost is
+  the cycles from its first issue slot to the first issue slot of its
+  successor, so costs along any path add up to an upper bound of the
+  concrete replay (``sim``) of that path.
+
+Soundness relies on the model being monotone in every penalty (see
+``model``): possible misses are charged as misses.
+
+Value information protocol (from ``valueanalysis``): an object with
+``access_range(context, addr) -> (lo, hi) | None`` giving the half-open byte
+range a memory instruction at ``addr`` may touch in ``context`` (``None``:
+unknown).  ``value_info=None`` treats every data address as unknown.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from typing import Any, Callable, Protocol
+
+from kairos.wcet.cache import MayCache, MustCache
+from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term
+from kairos.wcet.errors import WcetError
+from kairos.wcet.isa import Instr, InstrClass
+from kairos.wcet.model import ProcessorModel
+from kairos.wcet.pipeline import ANY_RANGE, MEM_CLASSES, NREGS, PipeState, join_residual, step
+
+__all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification"]
+
+_WRITES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
+
+# Categories reported per access.
+AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
+
+
+class AccessInfo(Protocol):
+    def access_range(self, context: Context, addr: int) -> tuple[int, int] | None: ...
+
+
+@dataclass
+class Classification:
+    """Per instruction of a block in a context: the I-fetch and data-access
+    categories, and the penalty charged inside the block."""
+
+    addr: int
+    ifetch: str
+    data: str | None
+    penalty: int
+
+
+@dataclass
+class BlockCosts:
+    model: ProcessorModel
+    entry: str
+    costs: dict[tuple[Context, int], int] = field(default_factory=dict)
+    first_miss: dict[tuple[Context, int], int] = field(default_factory=dict)
+    classes: dict[tuple[Context, int], list[Classification]] = field(default_factory=dict)
+    persistent_lines: dict[tuple[Context, int], tuple[int, int]] = field(default_factory=dict)
+
+    def cost(self, context: Context, block_start: int) -> int:
+        """Cycles of one execution of the block in ``context``."""
+        try:
+            return self.costs[(tuple(context), block_start)]
+        except KeyError:
+            raise WcetError(f"no cost for block {block_start:#x} in context "
+                            f"{'/'.join(hex(c) for c in context) or '()'}") from None
+
+    def first_miss_penalty(self, context: Context, loop_header: int) -> int:
+        """Extra cycles once per entry of the loop with this header in
+        ``context`` (misses of lines that are persistent in the loop)."""
+        return self.first_miss.get((tuple(context), loop_header), 0)
+
+    def classification(self, context: Context, block_start: int) -> list[Classification]:
+        return self.classes.get((tuple(context), block_start), [])
+
+
+# ---------------------------------------------------------------------------
+
+
+def _range_fn(value_info: Any) -> Callable[[Context, int], tuple[int, int] | None]:
+    if value_info is None:
+        return lambda ctx, addr: None
+    for name in ("access_range", "data_range", "address_range"):
+        fn = getattr(value_info, name, None)
+        if callable(fn):
+            return fn
+    if callable(value_info):
+        return value_info
+    raise WcetError("value information object has no access_range(context, addr) method")
+
+
+@dataclass
+class _Access:
+    """A data access as seen by the caches: the lines it may touch (None =
+    anything), whether it may/must touch a device range, the byte range."""
+
+    lines: tuple[int, ...] | None
+    device: str  # "no", "may", "all"
+    brange: tuple[int, int]
+
+
+class _Analysis:
+    def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any) -> None:
+        self.p = program
+        self.entry = entry
+        self.m = m
+        self.rng = _range_fn(value_info)
+        self.il = m.icache.line
+        self.dl = m.dcache.line
+        self.isets = m.icache.sets
+        self.dsets = m.dcache.sets
+        self.iways = m.icache.analysis_ways
+        self.dways = m.dcache.analysis_ways
+        self.ctx_func: dict[Context, Function] = {}
+        for ctx, f in program.contexts(entry):
+            self.ctx_func[ctx] = f
+        self._access_cache: dict[tuple[Context, int], _Access] = {}
+        self._loops: dict[int, Any] = {}
+
+    # -- helpers ---------------------------------------------------------
+    def ilines(self, ins: Instr) -> tuple[int, ...]:
+        a = ins.addr // self.il
+        b = (ins.addr + ins.size - 1) // self.il
+        return (a,) if a == b else (a, b)
+
+    def daccess(self, ctx: Context, ins: Instr) -> _Access:
+        key = (ctx, ins.addr)
+        acc = self._access_cache.get(key)
+        if acc is not None:
+            return acc
+        r = self.rng(ctx, ins.addr)
+        if r is None:
+            lo, hi = ANY_RANGE
+        else:
+            lo, hi = int(r[0]), int(r[1])
+            if hi <= lo:
+                hi = lo + max(1, ins.mem_width)
+        m = self.m
+        if m.is_all_device(lo, hi):
+            acc = _Access((), "all", (lo, hi))
+        else:
+            dev = "may" if m.is_device(lo, hi) else "no"
+            first, last = lo // self.dl, (hi - 1) // self.dl
+            if r is None or last - first + 1 >= self.dsets * max(1, self.dways) * 4:
+                lines = None
+            else:
+                lines = tuple(range(first, last + 1))
+            acc = _Access(lines, dev, (lo, hi))
+        self._access_cache[key] = acc
+        return acc
+
+    def loops_of(self, f: Function):
+        lf = self._loops.get(f.entry)
+        if lf is None:
+            from kairos.wcet.loops import find_loops
+            lf = find_loops(f)
+            self._loops[f.entry] = lf
+        return lf
+
+    def exits(self, ctx: Context, memo: dict) -> list[tuple[Context, int]]:
+        """Blocks (in contexts) whose end returns from the function of ctx."""
+        got = memo.get(ctx)
+        if got is not None:
+            return got
+        f = self.ctx_func[ctx]
+        out: list[tuple[Context, int]] = []
+        memo[ctx] = out
+        for b in f.blocks.values():
+            if b.kind is Term.RETURN:
+                out.append((ctx, b.start))
+            elif b.kind is Term.TAILCALL and b.call_target is not None:
+                sub = ctx + (b.last.addr,)
+                if sub in self.ctx_func:
+                    out.extend(self.exits(sub, memo))
+        return out
+
+    # -- supergraph ----------------------------------------------------
+    def build_graph(self) -> None:
+        nodes: list[tuple[Context, int]] = []
+        index: dict[tuple[Context, int], int] = {}
+        for ctx, f in self.ctx_func.items():
+            for s in f.blocks:
+                index[(ctx, s)] = len(nodes)
+                nodes.append((ctx, s))
+        succ: list[list[int]] = [[] for _ in nodes]
+        memo: dict = {}
+        for i, (ctx, s) in enumerate(nodes):
+            f = self.ctx_func[ctx]
+            b = f.blocks[s]
+            if b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is not None:
+                sub = ctx + (b.last.addr,)
+                callee = self.ctx_func.get(sub)
+                if callee is None:
+                    raise WcetError(f"internal: no context for call at {b.last.addr:#x}")
+                succ[i].append(index[(sub, callee.entry)])
+                if b.kind is Term.CALL:
+                    for rs in b.succs:
+                        ret = index[(ctx, rs)]
+                        for e in self.exits(sub, memo):
+                            succ[index[e]].append(ret)
+            else:
+                for t in b.succs:
+                    succ[i].append(index[(ctx, t)])
+        self.nodes, self.index, self.succ = nodes, index, succ
+        root = self.ctx_func[()]
+        self.root = index[((), root.entry)]
+        # reverse post-order priorities
+        order: list[int] = []
+        seen = [False] * len(nodes)
+        stack = [(self.root, 0)]
+        seen[self.root] = True
+        while stack:
+            n, k = stack.pop()
+            if k < len(succ[n]):
+                stack.append((n, k + 1))
+                t = succ[n][k]
+                if not seen[t]:
+                    seen[t] = True
+                    stack.append((t, 0))
+            else:
+                order.append(n)
+        order.reverse()
+        self.prio = [len(nodes)] * len(nodes)
+        for k, n in enumerate(order):
+            self.prio[n] = k
+        self.reachable = seen
+
+    # -- loops and persistence ------------------------------------------
+    def compute_persistence(self) -> None:
+        """For each block in context: the enclosing loops, outermost first,
+        as (context, header) keys; and, per loop, the persistent lines."""
+        # Loops enclosing each (ctx, block), including those around call sites.
+        encl_ctx: dict[Context, list[tuple[Context, int]]] = {(): []}
+        ctx_order = sorted(self.ctx_func, key=len)
+        loops_by_ctx: dict[Context, Any] = {}
+        for ctx in ctx_order:
+            f = self.ctx_func[ctx]
+            lf = self.loops_of(f)
+            loops_by_ctx[ctx] = lf
+            if ctx:
+                parent = ctx[:-1]
+                pf = self.ctx_func[parent]
+                site_block = None
+                for b in pf.blocks.values():
+                    if b.last.addr == ctx[-1] and b.kind in (Term.CALL, Term.TAILCALL):
+                        site_block = b.start
+                        break
+                encl_ctx[ctx] = encl_ctx[parent] + self._block_loops(parent, loops_by_ctx[parent],
+                                                                     site_block)
+        self.encl_ctx = encl_ctx
+        self.loops_by_ctx = loops_by_ctx
+        # Lines touched per loop key.
+        itouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
+        dtouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
+        dunknown: set[tuple[Context, int]] = set()
+        iunknown: set[tuple[Context, int]] = set()
+        self.block_loops: dict[tuple[Context, int], list[tuple[Context, int]]] = {}
+        for ctx, f in self.ctx_func.items():
+            lf = loops_by_ctx[ctx]
+            for b in f.blocks.values():
+                keys = encl_ctx[ctx] + self._block_loops(ctx, lf, b.start)
+                self.block_loops[(ctx, b.start)] = keys
+                if not keys:
+                    continue
+                il: set[int] = set()
+                dl: set[int] = set()
+                unk = False
+                iunk = False
+                for ins in b.instrs:
+                    il.update(self.ilines(ins))
+                    if ins.cls is InstrClass.FENCE_I:
+                        iunk = True
+                    if ins.cls in MEM_CLASSES:
+                        acc = self.daccess(ctx, ins)
+                        if acc.device == "all":
+                            continue
+                        if acc.lines is None:
+                            unk = True
+                        else:
+                            dl.update(acc.lines)
+                for k in keys:
+                    itouch[k] |= il
+                    dtouch[k] |= dl
+                    if unk:
+                        dunknown.add(k)
+                    if iunk:
+                        iunknown.add(k)
+        self.ipersist: dict[tuple[Context, int], set[int]] = {}
+        self.dpersist: dict[tuple[Context, int], set[int]] = {}
+        for k in set(itouch) | set(dtouch):
+            self.ipersist[k] = set() if k in iunknown else _persistent(itouch.get(k, set()), self.isets,
+                                                                       self.iways)
+            self.dpersist[k] = set() if k in dunknown else _persistent(dtouch.get(k, set()), self.dsets,
+                                                                       self.dways)
+
+    @staticmethod
+    def _block_loops(ctx: Context, lf, start: int | None) -> list[tuple[Context, int]]:
+        if start is None:
+            return []
+        lp = lf.innermost.get(start)
+        chain = []
+        while lp is not None:
+            chain.append((ctx, lp.header))
+            lp = lp.parent
+        chain.reverse()
+        return chain
+
+    def persistent_loop(self, key: tuple[Context, int], lines: tuple[int, ...], data: bool):
+        """Outermost enclosing loop in which all ``lines`` are persistent."""
+        table = self.dpersist if data else self.ipersist
+        for lk in self.block_loops.get(key, []):
+            pl = table.get(lk)
+            if pl is not None and all(l in pl for l in lines):
+                return lk
+        return None
+
+    # -- transfer ------------------------------------------------------------
+    def transfer(self, key: tuple[Context, int], state, record: bool = False):
+        ctx, start = key
+        b: BasicBlock = self.ctx_func[ctx].blocks[start]
+        ic, dc, imay, dmay, res = state
+        m = self.m
+        pipe = PipeState.from_residual(res)
+        classes: list[Classification] = [] if record else None  # type: ignore[assignment]
+        fm_i: list[tuple[tuple[Context, int], int]] = []
+        fm_d: list[tuple[tuple[Context, int], int]] = []
+        for ins in b.instrs:
+            ipen = 0
+            icat = AH
+            for ln in self.ilines(ins):
+                if ic.hit(ln):
+                    pass
+                else:
+                    lk = self.persistent_loop(key, (ln,), False)
+                    if lk is not None:
+                        icat = PS if icat == AH else icat
+                        fm_i.append((lk, ln))
+                    else:
+                        ipen += m.icache_miss_penalty
+                        icat = AM if imay.sure_miss(ln) else NC
+                ic = ic.access(ln)
+                imay = imay.access(ln)
+            dpen = 0
+            dcat = None
+            drange = ANY_RANGE
+            if ins.cls in MEM_CLASSES:
+                acc = self.daccess(ctx, ins)
+                drange = acc.brange
+                if acc.device == "all":
+                    dpen = m.device_latency
+                    dcat = DEV
+                else:
+                    if acc.lines is None:
+                        miss = m.dcache_miss_penalty
+                        dcat = NC
+                        dc = dc.access_unknown(None)
+                        dmay = dmay.access_unknown(None)
+                    else:
+                        lines = acc.lines
+                        if len(lines) == 1 and dc.hit(lines[0]):
+                            miss = 0
+                            dcat = AH
+                        else:
+                            lk = self.persistent_loop(key, lines, True)
+                            if lk is not None:
+                                miss = 0
+                                dcat = PS
+                                for ln in lines:
+                                    fm_d.append((lk, ln))
+                            else:
+                                miss = m.dcache_miss_penalty
+                                dcat = AM if all(dmay.sure_miss(l) for l in lines) else NC
+                        dc = dc.access_range(lines)
+                        dmay = dmay.access_range(lines)
+                    dpen = max(miss, m.device_latency) if acc.device == "may" else miss
+                    if acc.device == "may":
+                        dcat = DEV
+            step(pipe, ins, m, ipen, dpen, drange, exact=False)
+            if ins.cls is InstrClass.FENCE_I:
+                ic = ic.flush()
+                imay = MayCache.initial(m.icache)
+            if record:
+                classes.append(Classification(ins.addr, icat, dcat, ipen + dpen))
+        out = (ic, dc, imay, dmay, pipe.residual())
+        return out, pipe.t_next, classes, fm_i, fm_d
+
+    # -- fixpoint ----------------------------------------------------------------
+    def run(self) -> BlockCosts:
+        self.build_graph()
+        self.compute_persistence()
+        m = self.m
+        n = len(self.nodes)
+        init = (MustCache.empty(m.icache), MustCache.empty(m.dcache), MayCache.initial(m.icache),
+                MayCache.initial(m.dcache), ((0,) * NREGS, 0, ()))
+        instate: list[Any] = [None] * n
+        instate[self.root] = init
+        heap = [(self.prio[self.root], self.root)]
+        queued = {self.root}
+        visits = 0
+        limit = 200 * n + 1000
+        while heap:
+            _, i = heappop(heap)
+            queued.discard(i)
+            visits += 1
+            if visits > limit:
+                raise WcetError("micro-architectural analysis did not converge")
+            out, _, _, _, _ = self.transfer(self.nodes[i], instate[i])
+            for t in self.succ[i]:
+                old = instate[t]
+                new = out if old is None else _join(old, out)
+                if old is None or new != old:
+                    instate[t] = new
+                    if t not in queued:
+                        queued.add(t)
+                        heappush(heap, (self.prio[t], t))
+        bc = BlockCosts(m, self.entry)
+        fm: dict[tuple[Context, int], set[tuple[str, int]]] = defaultdict(set)
+        for i, key in enumerate(self.nodes):
+            st = instate[i]
+            if st is None:  # unreachable in the supergraph (e.g. after a noreturn call)
+                st = init
+            _, cost, classes, fm_i, fm_d = self.transfer(key, st, record=True)
+            bc.costs[key] = cost
+            bc.classes[key] = classes
+            for lk, ln in fm_i:
+                fm[lk].add(("i", ln))
+            for lk, ln in fm_d:
+                fm[lk].add(("d", ln))
+        for lk, lines in fm.items():
+            ni = sum(1 for k, _ in lines if k == "i")
+            nd = len(lines) - ni
+            bc.first_miss[lk] = ni * m.icache_miss_penalty + nd * m.dcache_miss_penalty
+            bc.persistent_lines[lk] = (ni, nd)
+        return bc
+
+
+def _persistent(lines: set[int], sets: int, ways: int) -> set[int]:
+    per_set: dict[int, list[int]] = defaultdict(list)
+    for l in lines:
+        per_set[l % sets].append(l)
+    out: set[int] = set()
+    for ls in per_set.values():
+        if len(ls) <= ways:
+            out.update(ls)
+    return out
+
+
+def _join(a, b):
+    return (a[0].join(b[0]), a[1].join(b[1]), a[2].join(b[2]), a[3].join(b[3]),
+            join_residual(a[4], b[4]))
+
+
+def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None) -> BlockCosts:
+    """Block costs (cycles per execution of each block in each context) and
+    first-miss penalties per loop entry, for the analysis of ``entry``."""
+    return _Analysis(program, entry, model, value_info).run()
