@@ -1,0 +1,47 @@
+"""Shared fixtures for the host-side tests: built kernels and a cross compiler."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CROSS_GCC = "riscv64-unknown-elf-gcc"
+
+
+def build_flavour(flavour: str) -> Path:
+    proc = subprocess.run(["make", "-s", "--no-print-directory", f"FLAVOUR={flavour}", "kernel"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, f"kernel build ({flavour}) failed:\n{proc.stdout}{proc.stderr}"
+    return REPO / "build" / flavour / "kernel.elf"
+
+
+@pytest.fixture(scope="session")
+def debug_kernel() -> Path:
+    return build_flavour("debug")
+
+
+@pytest.fixture(scope="session")
+def check_kernel() -> Path:
+    return build_flavour("check")
+
+
+@pytest.fixture(scope="session")
+def cross_gcc() -> str:
+    path = shutil.which(CROSS_GCC)
+    assert path, f"{CROSS_GCC} is missing: run scripts/bootstrap.sh"
+    return path
+
+
+def compile_plain(tmp: Path, name: str, source: str, *flags: str) -> Path:
+    """Build a root task with a plain `gcc -nostdlib -static` (no Kairos runtime)."""
+    src = tmp / f"{name}.c"
+    src.write_text(source)
+    out = tmp / f"{name}.elf"
+    cmd = [CROSS_GCC, "-O2", "-nostdlib", "-static", "-march=rv64imac", "-mabi=lp64", "-mcmodel=medany", "-o", str(out), str(src), *flags]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    return out
