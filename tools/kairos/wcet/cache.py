@@ -189,6 +189,17 @@ class MustCache:
                 d[s] = m
         return MustCache._from_dict(self.ways, self.sets, d)
 
+    def meet(self, other: "MustCache") -> "MustCache":
+        """Combine two sound must states (both guarantees hold): union of
+        lines, smaller age bound."""
+        a = self._as_dict()
+        for s, items in other.content:
+            cur = a.setdefault(s, {})
+            for l, age in items:
+                if l not in cur or age < cur[l]:
+                    cur[l] = age
+        return MustCache._from_dict(self.ways, self.sets, a)
+
     def flush(self) -> "MustCache":
         return MustCache(self.ways, self.sets, ())
 

@@ -32,8 +32,8 @@
 Soundness relies on the model being monotone in every penalty (see
 ``model``): possible misses are charged as misses.
 
-Value information protocol (from ``valueanalysis``): an object with
-``access_range(context, addr) -> (lo, hi) | None`` giving the half-open byte
+Value information protocol (``valueanalysis.ValueInfo``): an object with
+``range(context, addr, func_entry) -> (lo, hi) | None`` giving the half-open byte
 range a memory instruction at ``addr`` may touch in ``context`` (``None``:
 unknown).  ``value_info=None`` treats every data address as unknown.
 """
@@ -104,16 +104,20 @@ class BlockCosts:
 # ---------------------------------------------------------------------------
 
 
-def _range_fn(value_info: Any) -> Callable[[Context, int], tuple[int, int] | None]:
+def _range_fn(value_info: Any) -> Callable[[Context, int, int], tuple[int, int] | None]:
+    """Adapter: (context, instruction address, function entry) -> byte range."""
     if value_info is None:
-        return lambda ctx, addr: None
+        return lambda ctx, addr, fentry: None
+    fn = getattr(value_info, "range", None)
+    if callable(fn):
+        return lambda ctx, addr, fentry: fn(ctx, addr, fentry)
     for name in ("access_range", "data_range", "address_range"):
-        fn = getattr(value_info, name, None)
-        if callable(fn):
-            return fn
+        fn2 = getattr(value_info, name, None)
+        if callable(fn2):
+            return lambda ctx, addr, fentry, f=fn2: f(ctx, addr)
     if callable(value_info):
-        return value_info
-    raise WcetError("value information object has no access_range(context, addr) method")
+        return lambda ctx, addr, fentry: value_info(ctx, addr)
+    raise WcetError("value information object has no range(context, addr) method")
 
 
 @dataclass
@@ -155,7 +159,7 @@ class _Analysis:
         acc = self._access_cache.get(key)
         if acc is not None:
             return acc
-        r = self.rng(ctx, ins.addr)
+        r = self.rng(ctx, ins.addr, self.ctx_func[ctx].entry)
         if r is None:
             lo, hi = ANY_RANGE
         else:
@@ -210,6 +214,9 @@ class _Analysis:
                 index[(ctx, s)] = len(nodes)
                 nodes.append((ctx, s))
         succ: list[list[int]] = [[] for _ in nodes]
+        # For every edge: the block of the *target's* function the edge comes
+        # from (the call block for return edges; None for call edges).
+        self.edge_src: dict[tuple[int, int], int | None] = {}
         memo: dict = {}
         for i, (ctx, s) in enumerate(nodes):
             f = self.ctx_func[ctx]
@@ -220,14 +227,17 @@ class _Analysis:
                 if callee is None:
                     raise WcetError(f"internal: no context for call at {b.last.addr:#x}")
                 succ[i].append(index[(sub, callee.entry)])
+                self.edge_src[(i, index[(sub, callee.entry)])] = None
                 if b.kind is Term.CALL:
                     for rs in b.succs:
                         ret = index[(ctx, rs)]
                         for e in self.exits(sub, memo):
                             succ[index[e]].append(ret)
+                            self.edge_src[(index[e], ret)] = s
             else:
                 for t in b.succs:
                     succ[i].append(index[(ctx, t)])
+                    self.edge_src[(i, index[(ctx, t)])] = s
         self.nodes, self.index, self.succ = nodes, index, succ
         root = self.ctx_func[()]
         self.root = index[((), root.entry)]
@@ -312,6 +322,8 @@ class _Analysis:
                         dunknown.add(k)
                     if iunk:
                         iunknown.add(k)
+        self.itouch, self.dtouch = itouch, dtouch
+        self.iunknown, self.dunknown = iunknown, dunknown
         self.ipersist: dict[tuple[Context, int], set[int]] = {}
         self.dpersist: dict[tuple[Context, int], set[int]] = {}
         for k in set(itouch) | set(dtouch):
@@ -412,19 +424,64 @@ class _Analysis:
         return out, pipe.t_next, classes, fm_i, fm_d
 
     # -- fixpoint ----------------------------------------------------------------
+    def edge_actions(self) -> dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]]:
+        """Per supergraph edge: the loops it enters, iterates (back edge) or
+        leaves, as ("entry"|"back"|"exit", loop key)."""
+        acts: dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]] = defaultdict(list)
+        headers: dict[int, list[tuple[tuple[Context, int], Any]]] = defaultdict(list)
+        loops_of_ctx: dict[Context, list] = {}
+        for ctx, lf in self.loops_by_ctx.items():
+            loops_of_ctx[ctx] = lf.loops
+            for lp in lf.loops:
+                h = self.index.get((ctx, lp.header))
+                if h is not None:
+                    headers[h].append(((ctx, lp.header), lp))
+        for (i, t), src in self.edge_src.items():
+            tctx, tb = self.nodes[t]
+            for key, lp in headers.get(t, ()):
+                acts[(i, t)].append(("back" if src in lp.blocks else "entry", key))
+            if src is None:
+                continue
+            for lp in loops_of_ctx.get(tctx, ()):
+                if src in lp.blocks and tb not in lp.blocks:
+                    acts[(i, t)].append(("exit", (tctx, lp.header)))
+        return acts
+
+    def aged(self, state, key: tuple[Context, int]):
+        """What is still guaranteed anywhere inside/after loop ``key`` of
+        what was guaranteed on entering it: a line of age a survives with age
+        a + (distinct other lines of its set the loop may touch)."""
+        ic, dc = state[0], state[1]
+        return (_age_by(ic, self.itouch.get(key, set()), key in self.iunknown),
+                _age_by(dc, self.dtouch.get(key, set()), key in self.dunknown))
+
     def run(self) -> BlockCosts:
         self.build_graph()
         self.compute_persistence()
+        acts = self.edge_actions()
         m = self.m
         n = len(self.nodes)
         init = (MustCache.empty(m.icache), MustCache.empty(m.dcache), MayCache.initial(m.icache),
                 MayCache.initial(m.dcache), ((0,) * NREGS, 0, ()))
         instate: list[Any] = [None] * n
         instate[self.root] = init
+        loop_in: dict[tuple[Context, int], Any] = {}
+        loop_aged: dict[tuple[Context, int], Any] = {}
+        exit_sources: dict[tuple[Context, int], set[int]] = defaultdict(set)
+        for (i, t), al in acts.items():
+            for kind, key in al:
+                if kind in ("exit", "back"):
+                    exit_sources[key].add(i)
         heap = [(self.prio[self.root], self.root)]
         queued = {self.root}
         visits = 0
         limit = 200 * n + 1000
+
+        def push(j: int) -> None:
+            if j not in queued:
+                queued.add(j)
+                heappush(heap, (self.prio[j], j))
+
         while heap:
             _, i = heappop(heap)
             queued.discard(i)
@@ -433,13 +490,27 @@ class _Analysis:
                 raise WcetError("micro-architectural analysis did not converge")
             out, _, _, _, _ = self.transfer(self.nodes[i], instate[i])
             for t in self.succ[i]:
+                st = out
+                al = acts.get((i, t))
+                if al:
+                    for kind, key in al:
+                        if kind == "entry":
+                            old_in = loop_in.get(key)
+                            new_in = st if old_in is None else _join(old_in, st)
+                            if old_in is None or new_in != old_in:
+                                loop_in[key] = new_in
+                                loop_aged[key] = self.aged(new_in, key)
+                                for j in exit_sources[key]:
+                                    push(j)
+                    for kind, key in al:
+                        if kind in ("exit", "back") and key in loop_aged:
+                            ai, ad = loop_aged[key]
+                            st = (st[0].meet(ai), st[1].meet(ad), st[2], st[3], st[4])
                 old = instate[t]
-                new = out if old is None else _join(old, out)
+                new = st if old is None else _join(old, st)
                 if old is None or new != old:
                     instate[t] = new
-                    if t not in queued:
-                        queued.add(t)
-                        heappush(heap, (self.prio[t], t))
+                    push(t)
         bc = BlockCosts(m, self.entry)
         fm: dict[tuple[Context, int], set[tuple[str, int]]] = defaultdict(set)
         for i, key in enumerate(self.nodes):
@@ -470,6 +541,25 @@ def _persistent(lines: set[int], sets: int, ways: int) -> set[int]:
         if len(ls) <= ways:
             out.update(ls)
     return out
+
+
+def _age_by(c: MustCache, touched: set[int], unknown: bool) -> MustCache:
+    if unknown or not c.content:
+        return c.flush() if unknown else c
+    per_set: dict[int, set[int]] = defaultdict(set)
+    for l in touched:
+        per_set[l % c.sets].add(l)
+    d: dict[int, dict[int, int]] = {}
+    for s_, items in c.content:
+        t = per_set.get(s_, set())
+        kept = {}
+        for l, a in items:
+            na = a + len(t - {l})
+            if na < c.ways:
+                kept[l] = na
+        if kept:
+            d[s_] = kept
+    return MustCache._from_dict(c.ways, c.sets, d)
 
 
 def _join(a, b):
