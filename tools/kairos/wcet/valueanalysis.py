@@ -54,6 +54,11 @@ def _const(v: int) -> Val:
     return ("abs", v, v)
 
 
+def _signed(v: int) -> int:
+    v &= MASK64
+    return v - (1 << 64) if v >> 63 else v
+
+
 def _join(a: Val, b: Val) -> Val:
     if a is None or b is None or a[0] != b[0]:
         return None
@@ -68,7 +73,7 @@ class ValueInfo:
         self._access: dict[tuple[int, int], MemRange | None] = {}
         self._sp_at_call: dict[int, int | None] = {}
         self._done: set[int] = set()
-        self._objects = sorted((s.addr, s.addr + s.size) for s in self.image.symbols
+        self._objects = sorted((_signed(s.addr), _signed(s.addr) + s.size) for s in self.image.symbols
                                if s.kind == "object" and s.size > 0)
         for f in program.functions.values():
             self._analyse(f)
@@ -97,7 +102,7 @@ class ValueInfo:
         if r is None:
             return None
         if r.base == "abs":
-            return (r.lo & MASK64, r.hi & MASK64) if r.lo >= 0 else None
+            return (r.lo & MASK64, ((r.lo & MASK64) + (r.hi - r.lo)))
         if self.sp0 is None:
             return None
         off = self.stack_offset(ctx)

@@ -1,0 +1,91 @@
+"""The ``kairos wcet`` subcommand (and registration of ``kairos trace``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kairos.wcet.errors import WcetError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("wcet", help="static worst-case execution time analysis of a RISC-V ELF",
+                       description="Bound the worst-case execution time (in core cycles) of entry "
+                                   "points of a riscv64 ELF. See docs/wcet.md.")
+    p.add_argument("elf", help="the riscv64 ELF executable")
+    p.add_argument("--entry", "-e", action="append", default=[], metavar="SYMBOL[@VIA]",
+                   help="entry symbol to analyse (repeatable); SYMBOL@FUNC keeps only paths that call FUNC")
+    p.add_argument("--annotations", "-a", action="append", default=[], metavar="FILE",
+                   help="loop-bound annotation file (TOML; repeatable)")
+    p.add_argument("--model", "-m", default="u54",
+                   help="processor model preset (u54, u54-lru, or 'simple' for a cache-less model)")
+    p.add_argument("--sp", metavar="VALUE|SYMBOL", help="stack pointer at the entry (makes stack "
+                   "accesses' cache sets known)")
+    p.add_argument("--stop-at", action="append", default=[], metavar="FUNC",
+                   help="calls to FUNC end the path (e.g. a preemption point)")
+    p.add_argument("--irq-entry", metavar="SYMBOL[@VIA]",
+                   help="interrupt entry: also report the interrupt-response bound")
+    p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
+    p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
+    p.add_argument("--path", action="store_true", help="print the worst-case path")
+    p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
+    p.set_defaults(func=main)
+    try:
+        from kairos.wcet import trace_cli  # owned by the concrete-replay half
+    except ImportError:
+        trace_cli = None
+    if trace_cli is not None and hasattr(trace_cli, "register"):
+        trace_cli.register(sub)
+
+
+def main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    try:
+        return _run(args, err)
+    except WcetError as exc:
+        print(f"kairos wcet: error: {exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("kairos wcet: error: program structure too deep to analyse (recursion limit)", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, err) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kairos.wcet import annotations as annmod
+    from kairos.wcet import driver, report
+
+    ann = annmod.Annotations()
+    for path in args.annotations:
+        ann.merge(annmod.load(path))
+    entries = list(args.entry)
+    if not entries:
+        from kairos.wcet.elfimage import ElfImage
+        img = ElfImage(args.elf)
+        name = img.symbol_name_at(img.entry_point)
+        if name is None:
+            raise WcetError("no --entry given and the ELF entry point has no symbol")
+        entries = [name]
+    out = Console()
+    show_progress = not args.quiet and err.is_terminal
+    if show_progress:
+        with Progress(TextColumn("[bold]wcet[/]"), BarColumn(), TextColumn("{task.description}"),
+                      TimeElapsedColumn(), console=err, transient=True) as prog:
+            task = prog.add_task("starting", total=1.0)
+
+            def cb(msg: str, frac: float) -> None:
+                prog.update(task, completed=frac, description=msg)
+            an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb)
+    else:
+        an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry)
+    if args.json:
+        report.write_json(an, args.json)
+    if args.html:
+        report.write_html(an, args.html)
+    if not args.quiet:
+        report.print_summary(an, out, show_path=args.path)
+    return 0

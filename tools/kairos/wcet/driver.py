@@ -1,0 +1,176 @@
+"""Orchestration of one WCET analysis: ELF → CFG → loops/bounds → values →
+micro-architecture → IPET, for several entry specifications.
+
+An *entry specification* is ``SYMBOL`` or ``SYMBOL@VIA[,VIA2...]``: the
+analysis starts at ``SYMBOL`` and, with ``@VIA``, only paths that call every
+function ``VIA`` count (e.g. ``trap_entry@handle_syscall`` is the system-call
+unit of a kernel whose trap vector dispatches to several handlers).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kairos.wcet import ipet
+from kairos.wcet.annotations import Annotations
+from kairos.wcet.bounds import BoundAnalysis
+from kairos.wcet.cfg import Context, Program, build_program
+from kairos.wcet.elfimage import ElfImage
+from kairos.wcet.errors import WcetError
+from kairos.wcet.valueanalysis import ValueInfo
+
+SIMPLE_MODEL = "simple"
+
+
+@dataclass
+class EntrySpec:
+    text: str
+    symbol: str
+    via: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def parse(text: str) -> "EntrySpec":
+        sym, _, via = text.partition("@")
+        sym = sym.strip()
+        if not sym:
+            raise WcetError(f"bad entry {text!r}: expected SYMBOL or SYMBOL@FUNCTION")
+        vias = [v.strip() for v in via.split(",") if v.strip()] if via else []
+        return EntrySpec(text, sym, vias)
+
+
+@dataclass
+class EntryResult:
+    spec: EntrySpec
+    result: ipet.IpetResult
+    seconds: float
+    costs: object | None = None     # microarch.BlockCosts when available
+
+    @property
+    def name(self) -> str:
+        return self.spec.text
+
+    @property
+    def bound(self) -> int:
+        return self.result.bound
+
+
+@dataclass
+class Analysis:
+    image: ElfImage
+    program: Program
+    model_name: str
+    results: list[EntryResult]
+    annotations: Annotations
+    seconds: float
+    interrupt_response: dict | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _via_constraint(program: Program, via: list[str]) -> Callable:
+    targets = []
+    for v in via:
+        sym = program.image.symbol(v)
+        targets.append((v, sym.addr))
+
+    def fn(g: ipet.InlinedGraph) -> list[ipet.Constraint]:
+        out = []
+        for name, addr in targets:
+            terms = []
+            for e, (a, b) in enumerate(g.edges):
+                if b >= 0 and g.nodes[b].block is not None and g.nodes[b].block.start == addr \
+                        and g.nodes[b].func.entry == addr and a != b and (a < 0 or g.nodes[a].ctx != g.nodes[b].ctx):
+                    terms.append((e, -1.0))
+            if not terms:
+                raise WcetError(f"entry restriction @{name}: {name} is not called on any path")
+            out.append(ipet.Constraint(terms, -1.0))   # -(calls) <= -1
+        return out
+    return fn
+
+
+def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Annotations | None = None,
+        sp0: str | int | None = None, stop_at: list[str] = (), irq_entry: str | None = None,
+        progress: Callable[[str, float], None] | None = None) -> Analysis:
+    t0 = time.perf_counter()
+    ann = annotations or Annotations()
+    say = progress or (lambda msg, frac: None)
+    say("loading ELF", 0.0)
+    image = ElfImage(elf)
+    specs = [EntrySpec.parse(e) for e in entries]
+    if irq_entry is not None:
+        irq_spec = EntrySpec.parse(irq_entry)
+        if all(s.text != irq_spec.text for s in specs):
+            specs.append(irq_spec)
+    if not specs:
+        raise WcetError("no entry given (use --entry SYMBOL)")
+    model = None
+    if model_name != SIMPLE_MODEL:
+        from kairos.wcet import model as modelmod
+        model = modelmod.get_preset(model_name)
+    say("building control-flow graphs", 0.05)
+    symbols = list(dict.fromkeys(s.symbol for s in specs))
+    program = build_program(image, symbols, noreturn=ann.noreturn)
+    bounds = BoundAnalysis(program, ann)
+    stop_addrs = [image.symbol(s).addr for s in stop_at]
+    sp_val: int | None
+    if sp0 is None:
+        sp_val = None
+    elif isinstance(sp0, int):
+        sp_val = sp0
+    else:
+        try:
+            sp_val = int(sp0, 0)
+        except ValueError:
+            sp_val = image.symbol(sp0).addr
+    say("value analysis", 0.1)
+    values = ValueInfo(program, sp0=sp_val)
+    forests = ipet._Forests()
+    results: list[EntryResult] = []
+    costs_cache: dict[str, object] = {}
+    n = len(specs)
+    for i, spec in enumerate(specs):
+        te = time.perf_counter()
+        base = 0.15 + 0.85 * i / n
+        costs = None
+        if model is not None:
+            costs = costs_cache.get(spec.symbol)
+            if costs is None:
+                say(f"{spec.text}: cache and pipeline analysis", base)
+                from kairos.wcet import microarch
+                costs = microarch.analyse(program, spec.symbol, model, values)
+                costs_cache[spec.symbol] = costs
+            cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
+            pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
+        else:
+            cost_fn, pen_fn = ipet.simple_cost, None
+        say(f"{spec.text}: path analysis", base + 0.6 / n)
+        extra = [_via_constraint(program, spec.via)] if spec.via else []
+        res = ipet.solve(program, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
+                         extra_constraints=extra, forests=forests)
+        results.append(EntryResult(spec, res, time.perf_counter() - te, costs))
+    bounds.check_unused()
+    irq = None
+    if irq_entry is not None:
+        irq_res = next(r for r in results if r.spec.text == EntrySpec.parse(irq_entry).text)
+        others = [r for r in results if r is not irq_res] or [irq_res]
+        worst = max(others, key=lambda r: r.bound)
+        irq = {"interrupt_entry": irq_res.name, "interrupt_entry_cycles": irq_res.bound,
+               "longest_masked_path": worst.name, "longest_masked_cycles": worst.bound,
+               "bound_cycles": worst.bound + irq_res.bound}
+    say("done", 1.0)
+    return Analysis(image, program, model_name, results, ann, time.perf_counter() - t0, irq)
+
+
+def context_names(program: Program, ctx: Context, root: str) -> list[str]:
+    names = [root]
+    for site in ctx:
+        for f in program.functions.values():
+            for bs, callee in f.calls:
+                if f.blocks[bs].last.addr == site:
+                    names.append(program.functions[callee].name)
+                    break
+            else:
+                continue
+            break
+    return names

@@ -1,0 +1,180 @@
+"""Output of ``kairos wcet``: a rich table, JSON and an HTML report.
+
+JSON (``--json OUT``)::
+
+    {"elf": ..., "model": "u54", "analysis_seconds": 1.2,
+     "entries": [{"name": "trap_entry@handle_syscall", "symbol": "trap_entry",
+                  "bound_cycles": 12345,
+                  "worst_path": [{"function", "context", "block", "count",
+                                  "cycles_per_execution", "cycles_total",
+                                  ["loop_header_executions"]}, ...],
+                  "per_function": {"name": cycles, ...},
+                  "loops": [{"function", "header", "context", "bound", "source"}],
+                  "stats": {...}}],
+     "interrupt_response": {...} | null}
+
+HTML (``--html OUT``): per entry, the annotated disassembly of every function
+on the analysed graph with per-block execution counts (summed over contexts)
+and cycles, rows heat-coloured by their share of the bound.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+
+from rich.console import Console
+from rich.table import Table
+
+from kairos.wcet.driver import Analysis, EntryResult
+
+
+def _loop_rows(er: EntryResult, an: Analysis) -> list[dict]:
+    out = []
+    for li in er.result.loops:
+        out.append({"function": li.loop.func.name, "header": f"{li.loop.header:#x}",
+                    "source": an.image.source_of(li.loop.header),
+                    "context": [f"{c:#x}" for c in li.ctx], "bound": li.bound, "bound_source": li.source})
+    return out
+
+
+def to_json(an: Analysis) -> dict:
+    entries = []
+    for er in an.results:
+        r = er.result
+        entries.append({
+            "name": er.name,
+            "symbol": er.spec.symbol,
+            "via": er.spec.via,
+            "bound_cycles": r.bound,
+            "loop_entry_penalty_cycles": r.loop_penalties,
+            "worst_path": [s.as_dict() for s in r.path],
+            "per_function": dict(sorted(r.per_function.items(), key=lambda kv: -kv[1])),
+            "loops": _loop_rows(er, an),
+            "stats": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.stats.items()}
+                     | {"seconds": round(er.seconds, 3)},
+        })
+    return {"elf": an.image.path, "model": an.model_name, "analysis_seconds": round(an.seconds, 3),
+            "annotation_files": an.annotations.paths, "entries": entries,
+            "interrupt_response": an.interrupt_response}
+
+
+def write_json(an: Analysis, path: str) -> None:
+    with open(path, "w") as fh:
+        json.dump(to_json(an), fh, indent=2)
+        fh.write("\n")
+
+
+def print_summary(an: Analysis, console: Console, show_path: bool = False) -> None:
+    t = Table(title=f"WCET bounds ({an.model_name} model)", show_lines=False)
+    t.add_column("entry")
+    t.add_column("bound (cycles)", justify="right")
+    t.add_column("contexts", justify="right")
+    t.add_column("ILP vars", justify="right")
+    t.add_column("loops", justify="right")
+    t.add_column("time (s)", justify="right")
+    for er in an.results:
+        r = er.result
+        t.add_row(er.name, f"{r.bound:,}", f"{int(r.stats['contexts'])}", f"{int(r.stats['variables'])}",
+                  f"{len(r.loops)}", f"{er.seconds:.2f}")
+    console.print(t)
+    for er in an.results:
+        r = er.result
+        ft = Table(title=f"{er.name}: per-function breakdown (top 10)")
+        ft.add_column("function")
+        ft.add_column("cycles", justify="right")
+        ft.add_column("share", justify="right")
+        for name, cyc in sorted(r.per_function.items(), key=lambda kv: -kv[1])[:10]:
+            if cyc:
+                ft.add_row(name, f"{cyc:,}", f"{100.0 * cyc / max(r.bound, 1):.1f}%")
+        console.print(ft)
+        if show_path:
+            pt = Table(title=f"{er.name}: worst-case path")
+            for col in ("function", "block", "count", "cycles/exec", "total", "loop"):
+                pt.add_column(col, justify="right" if col not in ("function", "block") else "left")
+            for s in r.path:
+                pt.add_row(s.function, f"{s.block:#x}", str(s.count), str(s.cycles), f"{s.cycles * s.count:,}",
+                           "" if s.loop_iterations is None else f"x{s.loop_iterations}")
+            console.print(pt)
+    if an.interrupt_response:
+        ir = an.interrupt_response
+        console.print(f"interrupt-response bound: {ir['bound_cycles']:,} cycles = longest masked path "
+                      f"{ir['longest_masked_path']} ({ir['longest_masked_cycles']:,}) + interrupt entry "
+                      f"{ir['interrupt_entry']} ({ir['interrupt_entry_cycles']:,})")
+    console.print(f"analysis time {an.seconds:.2f} s")
+
+
+def _heat(frac: float) -> str:
+    frac = max(0.0, min(1.0, frac))
+    if frac == 0:
+        return "#ffffff"
+    # white -> yellow -> red, emphasising small shares (sqrt)
+    f = frac ** 0.5
+    r = 255
+    g = int(255 - 200 * f)
+    b = int(230 - 230 * min(1.0, f * 2))
+    return f"#{r:02x}{g:02x}{max(b, 0):02x}"
+
+
+def write_html(an: Analysis, path: str) -> None:
+    img = an.image
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>kairos wcet report</title>",
+             "<style>body{font-family:sans-serif;margin:1em} table{border-collapse:collapse}"
+             " td,th{padding:1px 6px;font-family:monospace;font-size:12px} th{text-align:left;background:#eee}"
+             " .num{text-align:right} h3{margin-top:1.5em}</style></head><body>",
+             f"<h1>WCET report: {html.escape(img.path)}</h1>",
+             f"<p>model <b>{html.escape(an.model_name)}</b>; analysis time {an.seconds:.2f} s</p><ul>"]
+    for er in an.results:
+        parts.append(f"<li><a href='#{html.escape(er.name)}'>{html.escape(er.name)}</a>: "
+                     f"<b>{er.bound:,}</b> cycles</li>")
+    parts.append("</ul>")
+    if an.interrupt_response:
+        ir = an.interrupt_response
+        parts.append(f"<p>Interrupt-response bound: <b>{ir['bound_cycles']:,}</b> cycles</p>")
+    for er in an.results:
+        r = er.result
+        bound = max(r.bound, 1)
+        parts.append(f"<h2 id='{html.escape(er.name)}'>{html.escape(er.name)}: {r.bound:,} cycles</h2>")
+        # aggregate over contexts: per (function entry, block start)
+        agg_cnt: dict[tuple[str, int], int] = defaultdict(int)
+        agg_cyc: dict[tuple[str, int], int] = defaultdict(int)
+        for (ctx, bs), cnt in r.counts.items():
+            fname = r.functions[(ctx, bs)]
+            agg_cnt[(fname, bs)] += cnt
+            agg_cyc[(fname, bs)] += cnt * r.costs[(ctx, bs)]
+        funcs = sorted({f for f, _ in agg_cnt}, key=lambda f: -r.per_function.get(f, 0))
+        for fname in funcs:
+            fn = an.program.function(fname) if fname in an.program.entries or img.has_symbol(fname) else None
+            if fn is None:
+                continue
+            share = r.per_function.get(fname, 0) / bound
+            parts.append(f"<h3>{html.escape(fname)} &mdash; {r.per_function.get(fname, 0):,} cycles "
+                         f"({100 * share:.1f}%)</h3><table><tr><th>address</th><th>source</th><th>instruction</th>"
+                         f"<th>count</th><th>block cycles</th><th>share</th></tr>")
+            for bs in sorted(fn.blocks):
+                blk = fn.blocks[bs]
+                cnt = agg_cnt.get((fname, bs), 0)
+                cyc = agg_cyc.get((fname, bs), 0)
+                frac = cyc / bound
+                colour = _heat(frac)
+                for k, ins in enumerate(blk.instrs):
+                    first = k == 0
+                    parts.append(
+                        f"<tr style='background:{colour}'><td>{ins.addr:#x}</td>"
+                        f"<td>{html.escape(img.source_of(ins.addr)) if first else ''}</td>"
+                        f"<td>{html.escape(ins.text())}</td>"
+                        f"<td class='num'>{cnt if first else ''}</td>"
+                        f"<td class='num'>{cyc if first else ''}</td>"
+                        f"<td class='num'>{f'{100 * frac:.1f}%' if first else ''}</td></tr>")
+            parts.append("</table>")
+        parts.append("<h3>Loops</h3><table><tr><th>function</th><th>header</th><th>source</th><th>bound</th>"
+                     "<th>from</th></tr>")
+        for row in _loop_rows(er, an):
+            parts.append(f"<tr><td>{html.escape(row['function'])}</td><td>{row['header']}</td>"
+                         f"<td>{html.escape(row['source'])}</td><td class='num'>{row['bound']}</td>"
+                         f"<td>{html.escape(row['bound_source'])}</td></tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    with open(path, "w") as fh:
+        fh.write("\n".join(parts))
