@@ -1,0 +1,131 @@
+"""The on-target suite (user/tests): boot ktest.elf on the `check` kernel at
+several memory sizes, fail on any failed test, panic, hang or missing final
+line, and compare what the root task saw with QEMU's own device tree."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from kairos.runner import parse_memory, qemu_command, run
+
+KTEST_ELF = REPO / "build" / "check" / "user" / "tests" / "ktest.elf"
+RESULT_LINE = re.compile(r"^(\d+) passed, (\d+) failed$")
+TEST_LINE = re.compile(r"^ktest: (\S+): (PASS|FAIL)(.*)$")
+
+
+@pytest.fixture(scope="session")
+def ktest_elf(check_kernel) -> Path:
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=check", "user"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert KTEST_ELF.is_file()
+    return KTEST_ELF
+
+
+def run_suite(kernel: Path, elf: Path, memory: str, filter_: str | None = None):
+    append = f"ktest={filter_}" if filter_ else None
+    r = run(elf, kernel=kernel, memory=memory, timeout=120, append=append)
+    failed = [l for l in r.lines if TEST_LINE.match(l) and TEST_LINE.match(l).group(2) == "FAIL"]
+    finals = [m for m in (RESULT_LINE.match(l) for l in r.lines) if m]
+    detail = "\n".join(r.lines[-80:])
+    assert not failed, f"on-target tests failed at -m {memory}:\n" + "\n".join(failed) + "\n---\n" + detail
+    assert finals, f"no final 'N passed, N failed' line at -m {memory} ({r.reason}):\n{detail}"
+    passed, nfailed = int(finals[-1].group(1)), int(finals[-1].group(2))
+    assert nfailed == 0 and passed > 0, detail
+    assert r.passed, f"{r.reason}\n{detail}"
+    return r, passed
+
+
+def dump_dtb(tmp: Path, kernel: Path, elf: Path, memory: str, append: str | None = None) -> bytes:
+    out = tmp / f"virt-{memory}.dtb"
+    cmd = qemu_command(kernel, elf, parse_memory(memory), append)
+    i = cmd.index("virt")
+    cmd[i] = f"virt,dumpdtb={out}"
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.is_file(), proc.stdout + proc.stderr
+    return out.read_bytes()
+
+
+def dts_lines(dtb: bytes, tmp: Path) -> list[str]:
+    src = tmp / "x.dtb"
+    src.write_bytes(dtb)
+    proc = subprocess.run(["dtc", "-I", "dtb", "-O", "dts", str(src)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def normalise(lines: list[str]) -> list[str]:
+    """Drop what differs by design: the per-boot rng-seed, and OpenSBI's
+    fix-ups (its reserved-memory node, PMU counter map, masked M-mode PLIC
+    context)."""
+    out: list[str] = []
+    skip_depth = 0
+    for line in lines:
+        text = line.strip()
+        if skip_depth:
+            skip_depth += text.count("{") - text.count("}")
+            continue
+        if text.startswith("reserved-memory {"):
+            skip_depth = 1
+            continue
+        if not text or text.startswith(("rng-seed", "riscv,event-to-mhpmcounters", "interrupts-extended")):
+            continue
+        out.append(text)
+    return out
+
+
+def memory_from_dtb(dtb: bytes, tmp: Path) -> list[tuple[int, int]]:
+    src = tmp / "d.dtb"
+    src.write_bytes(dtb)
+    dts = subprocess.run(["dtc", "-I", "dtb", "-O", "dts", str(src)], capture_output=True, text=True).stdout
+    ranges = []
+    for m in re.finditer(r"memory@[0-9a-f]+ \{[^}]*?reg = <([^>]*)>", dts):
+        cells = [int(c, 16) for c in m.group(1).split()]
+        for k in range(0, len(cells), 4):
+            base = (cells[k] << 32) | cells[k + 1]
+            size = (cells[k + 2] << 32) | cells[k + 3]
+            ranges.append((base, base + size))
+    return ranges
+
+
+@pytest.mark.parametrize("memory", ["1G", "2G", "3G"])
+def test_on_target_suite(ktest_elf, check_kernel, tmp_path, memory):
+    filter_ = os.environ.get("KTEST")
+    r, passed = run_suite(check_kernel, ktest_elf, memory, filter_)
+    if filter_:
+        return
+    # The device tree the root task found is the one QEMU built, as OpenSBI
+    # passed it on: identical except for OpenSBI's documented fix-ups and
+    # the random seed QEMU draws per boot.
+    dtb = dump_dtb(tmp_path, check_kernel, ktest_elf, memory)
+    seen = bytes.fromhex("".join(l.split()[2] for l in r.lines if l.startswith("bootinfo: dtb-hex ")))
+    crc = next(l for l in r.lines if l.startswith("bootinfo: dtb-crc32")).split()
+    assert int(crc[2], 16) == zlib.crc32(seen) and int(crc[4]) == len(seen)
+    ours, qemus = dts_lines(seen, tmp_path), dts_lines(dtb, tmp_path)
+    assert any("mmode_resv" in l for l in ours), "OpenSBI's reserved-memory node missing"
+    assert normalise(ours) == normalise(qemus)
+    # Every RAM untyped lies inside the /memory QEMU described; their sum is
+    # within the documented footprint of the RAM size.
+    mem = memory_from_dtb(dtb, tmp_path)
+    assert mem, "dtc found no memory node"
+    ram_total = sum(e - b for b, e in mem)
+    assert ram_total == int(parse_memory(memory)[:-1]) << 20
+    untyped_ram = 0
+    for line in r.lines:
+        if line.startswith("bootinfo: untyped "):
+            _, _, paddr, bits, dev = line.split()
+            base, end = int(paddr, 16), int(paddr, 16) + (1 << int(bits))
+            if dev == "0":
+                assert any(b <= base and end <= e for b, e in mem), line
+                untyped_ram += end - base
+    assert untyped_ram >= ram_total - (8 << 20)
+    gib = next(l for l in r.lines if l.startswith("bootinfo: ram-end"))
+    # [0xC0000000, 0x100000000) lies in RAM from 2 GiB on and must stay whole.
+    assert gib.endswith("yes") == (memory in ("2G", "3G")), gib
