@@ -11,6 +11,10 @@ seL4_IPCBuffer *__sel4_ipc_buffer;
 static seL4_BootInfo *kairos_bi;
 
 extern char __kairos_tls_block[];
+extern uint64_t __kairos_stack_bottom[];
+
+#define STACK_CANARY_WORDS 8
+#define STACK_CANARY 0x5ca1ab1edeadc0deull
 
 typedef void (*kairos_init_fn)(void);
 extern kairos_init_fn __preinit_array_start[], __preinit_array_end[];
@@ -26,8 +30,22 @@ seL4_BootInfo *kairos_bootinfo(void)
     return kairos_bi;
 }
 
+bool kairos_stack_intact(void)
+{
+    for (int i = 0; i < STACK_CANARY_WORDS; i++) {
+        if (__kairos_stack_bottom[i] != STACK_CANARY) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void __kairos_runtime_init(seL4_BootInfo *bi)
 {
+    for (int i = 0; i < STACK_CANARY_WORDS; i++) {
+        __kairos_stack_bottom[i] = STACK_CANARY;
+    }
+
     /* Thread pointer first: picolibc keeps errno in TLS. */
     _init_tls(__kairos_tls_block);
     _set_tls(__kairos_tls_block);

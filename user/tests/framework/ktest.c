@@ -121,6 +121,11 @@ static bool run_one(const ktest_t *t)
         return false;
     }
     t->fn();
+    if (!kairos_stack_intact()) {
+        printf("ktest: %s/%s: FAIL %s:%d: stack overflow (64 KiB initial stack)\n", t->area,
+               t->name, t->file, t->line);
+        kairos_exit(false, "stack overflow");
+    }
     printf("ktest: %s/%s: PASS\n", t->area, t->name);
     current = NULL;
     return true;

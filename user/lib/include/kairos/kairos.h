@@ -15,6 +15,10 @@
 /* The BootInfo the kernel passed in a0 (valid from main() on). */
 seL4_BootInfo *kairos_bootinfo(void);
 
+/* False once the 64 KiB initial stack has overflowed into its last
+ * 64 bytes (a canary written at start-up). */
+bool kairos_stack_intact(void);
+
 /* Stop the calling root task the way seL4 programs do: suspend its own
  * TCB (seL4_CapInitThreadTCB); if that ever returns, yield forever. */
 __attribute__((noreturn)) void kairos_suspend_self(void);
