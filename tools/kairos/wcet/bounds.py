@@ -89,6 +89,8 @@ class BoundAnalysis:
         self.ann = annotations or Annotations()
         self._consts: dict[int, dict[int, dict[int, int]]] = {}
         self._auto: dict[tuple[int, int], LoopBound | None] = {}
+        self._ctx_consts: dict[tuple[int, tuple[int, ...]], dict[int, dict[int, int]]] = {}
+        self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
@@ -109,13 +111,41 @@ class BoundAnalysis:
             self._consts[func.entry] = c
         return c
 
-    def _out_consts(self, func, block_start: int) -> dict[int, int]:
+    def consts_in_context(self, func, ctx: tuple[int, ...]) -> dict[int, dict[int, int]]:
+        """Constant propagation in ``func`` seeded with the constant argument
+        registers at the call site ending ``ctx`` (recursively along ctx)."""
+        if not ctx:
+            return self.consts_in(func)
+        key = (func.entry, ctx)
+        c = self._ctx_consts.get(key)
+        if c is not None:
+            return c
+        site = ctx[-1]
+        caller = None
+        for f in self.program.functions.values():
+            for bs, callee in f.calls:
+                if callee == func.entry and f.blocks[bs].last.addr == site:
+                    caller, cblock = f, bs
+                    break
+            if caller is not None:
+                break
+        seed: dict[int, int] = {}
+        if caller is not None:
+            cin = self.consts_in_context(caller, ctx[:-1])
+            out = self._out_consts(caller, cblock, cin, clobber=False)
+            seed = {r: v for r, v in out.items() if r in (2, 3, 4) or 10 <= r <= 17}
+        c = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
+        self._ctx_consts[key] = c
+        return c
+
+    def _out_consts(self, func, block_start: int, cin: dict | None = None, clobber: bool = True) -> dict[int, int]:
         blk = func.blocks[block_start]
-        regs = {r: _c(v) for r, v in self.consts_in(func).get(block_start, {}).items()}
+        cin = self.consts_in(func) if cin is None else cin
+        regs = {r: _c(v) for r, v in cin.get(block_start, {}).items()}
         for ins in blk.instrs:
             sym_step(regs, ins)
         out = {r: e[1] for r, e in regs.items() if e[0] == "c"}
-        if blk.kind is Term.CALL:
+        if blk.kind is Term.CALL and clobber:
             for r in CALLER_SAVED:
                 out.pop(r, None)
         return out
@@ -136,7 +166,24 @@ class BoundAnalysis:
                         break
         return self._auto[key]
 
-    def _auto_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
+    def auto_bound_in_context(self, forest: LoopForest, loop: Loop, ctx: tuple[int, ...]) -> LoopBound | None:
+        """Automatic bound using constant arguments along the call string."""
+        b = self.auto_bound(forest, loop)
+        if b is not None or not ctx:
+            return b
+        key = (loop.func.entry, loop.header, ctx)
+        if key not in self._auto_ctx:
+            try:
+                cin = self.consts_in_context(loop.func, ctx)
+                r = self._auto_bound(forest, loop, cin)
+                if r is not None:
+                    r = LoopBound(r.max, r.source + " (constant arguments in this context)")
+                self._auto_ctx[key] = r
+            except _Cannot:
+                self._auto_ctx[key] = None
+        return self._auto_ctx[key]
+
+    def _auto_bound(self, forest: LoopForest, loop: Loop, cin: dict | None = None) -> LoopBound | None:
         func = loop.func
         blocks = func.blocks
         if not loop.entry_edges or loop.is_infinite:
@@ -160,7 +207,7 @@ class BoundAnalysis:
         # initial values at loop entry
         init: dict[int, int] | None = None
         for p, _h in loop.entry_edges:
-            out = self._out_consts(func, p)
+            out = self._out_consts(func, p, cin)
             init = out if init is None else {r: v for r, v in init.items() if out.get(r) == v}
         init = init or {}
         invariant = {r: v for r, v in init.items() if r not in defs and not (has_call and r in CALLER_SAVED)}
@@ -231,18 +278,20 @@ class BoundAnalysis:
         return None
 
     # -- the bound used by path analysis ---------------------------------------
-    def bound(self, forest: LoopForest, loop: Loop, chain: list[str]) -> LoopBound:
-        """Bound for ``loop`` reached through the call chain ``chain`` (function
-        names from the entry down to the loop's function)."""
+    def bound(self, forest: LoopForest, loop: Loop, chain: list[str], ctx: tuple[int, ...] = ()) -> LoopBound:
+        """Bound for ``loop`` reached through the call string ``ctx`` whose
+        function names (from the entry down to the loop's function) are
+        ``chain``."""
         ann = self._annotation(loop, chain)
         if ann is not None:
             return ann
-        auto = self.auto_bound(forest, loop)
+        auto = self.auto_bound_in_context(forest, loop, ctx)
         if auto is not None:
             return auto
         func = loop.func
         src = self.image.source_of(loop.header)
-        raise WcetError(f"loop at {loop.header:#x} in {func.name} ({src}) has no bound: "
+        via = f" (reached via {' -> '.join(chain)})" if len(chain) > 1 else ""
+        raise WcetError(f"loop at {loop.header:#x} in {func.name} ({src}) has no bound{via}: "
                         f"not a simple counted loop; add a [[loop]] annotation with max = N")
 
     def _annotation(self, loop: Loop, chain: list[str]) -> LoopBound | None:

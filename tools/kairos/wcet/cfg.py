@@ -378,12 +378,13 @@ def sym_step(regs: dict[int, tuple], ins: Instr) -> None:
 CALLER_SAVED = frozenset({1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31})
 
 
-def constant_registers(blocks: dict[int, BasicBlock], entry: int, image: ElfImage) -> dict[int, dict[int, int]]:
+def constant_registers(blocks: dict[int, BasicBlock], entry: int, image: ElfImage,
+                       init_regs: dict[int, int] | None = None) -> dict[int, dict[int, int]]:
     """Forward constant propagation over one function's blocks: for each block
     start, the registers holding a known constant on every path to it.  ``gp``
     is seeded with ``__global_pointer$`` when the image has one; calls clobber
     the caller-saved registers (standard ABI)."""
-    init: dict[int, int] = {}
+    init: dict[int, int] = dict(init_regs or {})
     if image.gp is not None:
         init[3] = image.gp
     state_in: dict[int, dict[int, int]] = {entry: init}

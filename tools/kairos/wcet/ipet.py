@@ -230,7 +230,7 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
                 out_deg[h] += 1
                 g.loops.append(LoopInstance(ctx, lp, 1, "halt loop (no exit): path ends here", entries, backs))
                 continue
-            b = bounds.bound(fo, lp, g.chains[ctx])
+            b = bounds.bound(fo, lp, g.chains[ctx], ctx)
             g.loops.append(LoopInstance(ctx, lp, b.max, b.source, entries, backs))
     for i in range(len(g.nodes)):
         if out_deg[i] == 0:
