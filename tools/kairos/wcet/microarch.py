@@ -147,6 +147,7 @@ class _Analysis:
             self.ctx_func[ctx] = f
         self._access_cache: dict[tuple[Context, int], _Access] = {}
         self._loops: dict[int, Any] = {}
+        self.table_ranges = _switch_table_ranges(program, self.rng)
 
     # -- helpers ---------------------------------------------------------
     def ilines(self, ins: Instr) -> tuple[int, ...]:
@@ -160,6 +161,11 @@ class _Analysis:
         if acc is not None:
             return acc
         r = self.rng(ctx, ins.addr, self.ctx_func[ctx].entry)
+        tr = self.table_ranges.get(ins.addr)
+        if tr is not None:
+            r = tr if r is None else (max(r[0], tr[0]), min(r[1], tr[1]))
+            if r[1] <= r[0]:
+                r = tr
         if r is None:
             lo, hi = ANY_RANGE
         else:
@@ -530,6 +536,58 @@ class _Analysis:
             bc.first_miss[lk] = ni * m.icache_miss_penalty + nd * m.dcache_miss_penalty
             bc.persistent_lines[lk] = (ni, nd)
         return bc
+
+
+def _switch_table_ranges(program: Program, rng) -> dict[int, tuple[int, int]]:
+    """Byte ranges of the jump-table loads of resolved switches.
+
+    The CFG resolved each ``SWITCH`` block to the table's targets in index
+    order, having established that the index is in ``[0, N)``.  The load
+    feeding the ``jalr`` therefore reads one of N consecutive table words;
+    the table is located by matching the targets against the read-only
+    image (entries absolute, or relative to the table base as gcc emits
+    them).  Only an unambiguous match refines the value analysis' range.
+    """
+    out: dict[int, tuple[int, int]] = {}
+    img = program.image
+    for f in program.functions.values():
+        for b in f.blocks.values():
+            if b.kind is not Term.SWITCH or not b.table:
+                continue
+            jr = b.last
+            feeders = {jr.rs1}
+            load = None
+            for ins in reversed(b.instrs[:-1]):
+                if ins.cls is InstrClass.LOAD and ins.rd in feeders and ins.mem_width >= 4:
+                    load = ins
+                    break
+                if ins.rd in feeders:
+                    feeders |= set(ins.reads)
+            if load is None:
+                continue
+            w = load.mem_width
+            n = len(b.table)
+            cand: list[int] = []
+            for sec in img.sections:
+                if sec.nobits or sec.writable or sec.size < w * n:
+                    continue
+                data = sec.data
+                for off in range(0, sec.size - w * n + 1, w):
+                    base = sec.addr + off
+                    ok = True
+                    for i, tgt in enumerate(b.table):
+                        e = int.from_bytes(data[off + w * i: off + w * i + w], "little",
+                                           signed=True)
+                        if (base + e) & ((1 << 64) - 1) != tgt and e & ((1 << 64) - 1) != tgt:
+                            ok = False
+                            break
+                    if ok:
+                        cand.append(base)
+                if len(cand) > 1:
+                    break
+            if len(cand) == 1:
+                out[load.addr] = (cand[0], cand[0] + w * n)
+    return out
 
 
 def _persistent(lines: set[int], sets: int, ways: int) -> set[int]:
