@@ -1,0 +1,164 @@
+"""The ``kairos trace`` subcommand: capture a run and replay it through the
+processor model (the observed side of the WCET validation).
+
+Capture routes:
+
+* ``kairos trace ELF --entry SYM [--input SYM=HEX ...]`` runs ``SYM`` in the
+  analyser's own RV64IMAC emulator (instruction and data addresses);
+* ``--replay FILE`` replays a saved trace (``--save FILE`` writes one);
+* ``--qemu-log LOG [--start ADDR --stop ADDR]`` replays the PC-only trace of a
+  QEMU ``-d exec,nochain -accel tcg,one-insn-per-tb=on`` log; its data
+  accesses are charged at their worst cost (no data addresses in the log).
+
+``--wcet`` also runs the static analysis of the entry (same model, ``sp`` =
+the emulator's stack top) and reports bound, observed and tightness, plus
+the bound of the traced path itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kairos.wcet.errors import WcetError
+
+__all__ = ["register", "main"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("trace", help="run or load a trace and replay it through the processor model",
+                       description="Observed cycle count of a run under a processor model "
+                                   "(exact caches, exact pipeline). See docs/wcet.md, Validation.")
+    p.add_argument("elf", help="the riscv64 ELF executable")
+    p.add_argument("--entry", "-e", metavar="SYMBOL", help="function to run in the emulator")
+    p.add_argument("--input", "-i", action="append", default=[], metavar="SYMBOL=HEX",
+                   help="bytes (hex, little-endian memory order) written at SYMBOL before the run; "
+                        "SYMBOL=@FILE reads them from a file (repeatable)")
+    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru)")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="LFSR seeds for random replacement (default: the model's random_seeds)")
+    p.add_argument("--replay", metavar="TRACE", help="replay a saved trace instead of running")
+    p.add_argument("--qemu-log", metavar="LOG", help="replay the PCs of a QEMU -d exec,nochain log")
+    p.add_argument("--start", metavar="ADDR|SYMBOL", help="with --qemu-log: first PC of the run")
+    p.add_argument("--stop", metavar="ADDR|SYMBOL", help="with --qemu-log: last PC of the run")
+    p.add_argument("--save", metavar="TRACE", help="write the captured trace to a file")
+    p.add_argument("--max-steps", type=int, default=5_000_000, help="emulator instruction limit")
+    p.add_argument("--wcet", action="store_true",
+                   help="also compute the static bound of the entry and the tightness")
+    p.add_argument("--annotations", "-a", action="append", default=[], metavar="FILE",
+                   help="with --wcet: loop-bound annotation files")
+    p.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except WcetError as exc:
+        print(f"kairos trace: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _addr(text: str, symbols: dict[str, tuple[int, int]]) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        if text in symbols:
+            return symbols[text][0]
+        raise WcetError(f"unknown address or symbol {text!r}") from None
+
+
+def _patches(items: list[str]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for it in items:
+        sym, sep, val = it.partition("=")
+        if not sep or not sym:
+            raise WcetError(f"bad --input {it!r}: expected SYMBOL=HEX or SYMBOL=@FILE")
+        if val.startswith("@"):
+            try:
+                with open(val[1:], "rb") as fh:
+                    out[sym] = fh.read()
+            except OSError as e:
+                raise WcetError(f"--input {sym}: cannot read {val[1:]} ({e.strerror})") from None
+        else:
+            try:
+                out[sym] = bytes.fromhex(val.replace("_", ""))
+            except ValueError:
+                raise WcetError(f"bad --input {it!r}: not hexadecimal bytes") from None
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    from kairos.wcet.emulator import load_elf, run_entry
+    from kairos.wcet.model import get_preset
+    from kairos.wcet.sim import replay
+    from kairos.wcet.trace import load_trace, parse_qemu_exec_log, save_trace
+
+    model = get_preset(args.model)
+    prog = load_elf(args.elf)
+    if args.replay and args.qemu_log:
+        raise WcetError("give only one of --replay and --qemu-log")
+    if args.replay:
+        trace = load_trace(args.replay)
+    elif args.qemu_log:
+        start = _addr(args.start, prog.symbols) if args.start else None
+        stop = _addr(args.stop, prog.symbols) if args.stop else None
+        trace = parse_qemu_exec_log(args.qemu_log, start, stop)
+    else:
+        if not args.entry:
+            raise WcetError("no --entry given (or use --replay/--qemu-log)")
+        trace = run_entry(prog, args.entry, _patches(args.input), max_steps=args.max_steps)
+    if args.save:
+        save_trace(trace, args.save)
+    if not len(trace):
+        raise WcetError("empty trace")
+    res = replay(trace, prog.memory, model, args.seeds)
+    out: dict = {"elf": args.elf, "model": model.name, "entry": trace.entry or args.entry,
+                 "stop": trace.stop, "has_data_addresses": trace.has_data, **res.as_dict()}
+    entry = trace.entry or args.entry
+    if args.wcet:
+        if not entry:
+            raise WcetError("--wcet needs the entry symbol (--entry)")
+        from kairos.wcet import annotations as annmod
+        from kairos.wcet import driver
+        from kairos.wcet.trace import block_path, path_bound
+        ann = annmod.Annotations()
+        for pth in args.annotations:
+            ann.merge(annmod.load(pth))
+        an = driver.run(args.elf, [entry], model_name=model.name, annotations=ann, sp0=prog.stack_top)
+        r = an.results[0]
+        out["bound"] = r.bound
+        out["tightness"] = round(r.bound / res.cycles, 4) if res.cycles else None
+        out["sound"] = r.bound >= res.cycles
+        if r.costs is not None and trace.has_data:
+            try:
+                tp = block_path(an.program, entry, trace)
+                out["path_bound"] = path_bound(tp, r.costs)
+            except WcetError as e:
+                out["path_bound_error"] = str(e)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=2)
+    _print(out)
+    return 0 if out.get("sound", True) else 1
+
+
+def _print(o: dict) -> None:
+    print(f"entry         {o['entry'] or '-'} (stopped: {o['stop'] or '-'})")
+    print(f"model         {o['model']}")
+    print(f"instructions  {o['instructions']}")
+    seeds = o["per_seed"]
+    extra = f" (max over {len(seeds)} seeds, min {min(seeds)})" if len(seeds) > 1 else ""
+    print(f"observed      {o['cycles']} cycles{extra}")
+    print(f"misses        I$ {o['icache_misses']}, D$ {o['dcache_misses']} "
+          f"({o['writebacks']} write-backs), device accesses {o['device_accesses']}")
+    if not o["has_data_addresses"]:
+        print("note          PC-only trace: data accesses charged at their worst cost")
+    if "bound" in o:
+        print(f"bound         {o['bound']} cycles (tightness {o['tightness']})"
+              f"{'' if o['sound'] else '  UNSOUND: bound < observed'}")
+    if "path_bound" in o:
+        print(f"path bound    {o['path_bound']} cycles (analysis costs along this trace's path)")
