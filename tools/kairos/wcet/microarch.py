@@ -56,6 +56,9 @@ __all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification"]
 
 _WRITES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
 
+# Persistence scope key of the whole run (see compute_persistence).
+GLOBAL: tuple[Context, int] = ((), -1)
+
 # Categories reported per access.
 AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
 
@@ -83,6 +86,7 @@ class BlockCosts:
     first_miss: dict[tuple[Context, int], int] = field(default_factory=dict)
     classes: dict[tuple[Context, int], list[Classification]] = field(default_factory=dict)
     persistent_lines: dict[tuple[Context, int], tuple[int, int]] = field(default_factory=dict)
+    global_first_miss: int = 0   # included in the cost of the root's entry block
 
     def cost(self, context: Context, block_start: int) -> int:
         """Cycles of one execution of the block in ``context``."""
@@ -298,10 +302,16 @@ class _Analysis:
         dunknown: set[tuple[Context, int]] = set()
         iunknown: set[tuple[Context, int]] = set()
         self.block_loops: dict[tuple[Context, int], list[tuple[Context, int]]] = {}
+        # The whole run is the outermost persistence scope when the root's
+        # entry block runs exactly once (it is not a loop header): its
+        # first misses are charged to that block.
+        root = self.ctx_func[()]
+        self.global_scope = loops_by_ctx[()].by_header(root.entry) is None
+        top = [GLOBAL] if self.global_scope else []
         for ctx, f in self.ctx_func.items():
             lf = loops_by_ctx[ctx]
             for b in f.blocks.values():
-                keys = encl_ctx[ctx] + self._block_loops(ctx, lf, b.start)
+                keys = top + encl_ctx[ctx] + self._block_loops(ctx, lf, b.start)
                 self.block_loops[(ctx, b.start)] = keys
                 if not keys:
                     continue
@@ -533,8 +543,15 @@ class _Analysis:
         for lk, lines in fm.items():
             ni = sum(1 for k, _ in lines if k == "i")
             nd = len(lines) - ni
-            bc.first_miss[lk] = ni * m.icache_miss_penalty + nd * m.dcache_miss_penalty
+            pen = ni * m.icache_miss_penalty + nd * m.dcache_miss_penalty
             bc.persistent_lines[lk] = (ni, nd)
+            if lk == GLOBAL:
+                # once per run: charged to the root's entry block
+                rkey = ((), self.ctx_func[()].entry)
+                bc.costs[rkey] += pen
+                bc.global_first_miss = pen
+            else:
+                bc.first_miss[lk] = pen
         return bc
 
 
