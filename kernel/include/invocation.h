@@ -63,6 +63,10 @@ struct invocation {
     cte_t *slot;        /* slot of the invoked cap */
     cap_t cap;
     bool call;          /* a reply is expected */
+    word_t n_extra;     /* extra caps looked up (extraCaps of the message info) */
+    cte_t *extra_slot[MSG_MAX_EXTRA_CAPS];
+    cap_t extra[MSG_MAX_EXTRA_CAPS]; /* null cap if the slot is empty */
+    word_t n_reply;     /* perform steps that return words set them with set_mr and count them here */
 };
 
 /* The outcome of decoding: ERR_NONE, or the error and its message words. */
@@ -71,6 +75,12 @@ struct syscall_error {
     word_t n;
     word_t mr[5];
 };
+
+/* Internal status, never seen by user code: a long operation stopped at a
+ * preemption point with an interrupt pending. The system call is restarted
+ * (the thread re-executes its ecall) once the interrupt has been handled; the
+ * object records how far it got, so no work is repeated. */
+#define ERR_PREEMPTED ((enum error_code)100)
 
 static inline struct syscall_error no_error(void) { struct syscall_error e = {ERR_NONE, 0, {0}}; return e; }
 static inline struct syscall_error error0(enum error_code c) { struct syscall_error e = {c, 0, {0}}; return e; }
@@ -92,6 +102,23 @@ word_t *ipc_buffer_kptr(struct tcb *t);
 void reply_success(struct tcb *t, word_t n);
 void reply_error(struct tcb *t, const struct syscall_error *e);
 
+static inline struct syscall_error preempted(void) { struct syscall_error e = {ERR_PREEMPTED, 0, {0}}; return e; }
+
+/* Decoders, one per object type (in kernel/object/ and arch/riscv/object/).
+ * Each validates the whole invocation in seL4's order
+ * (shared/abi/errors-by-invocation.md) before changing anything. */
+struct syscall_error decode_cnode_invocation(struct invocation *inv);
+struct syscall_error decode_untyped_invocation(struct invocation *inv);
 struct syscall_error decode_tcb_invocation(struct invocation *inv);
+struct syscall_error decode_sched_control_invocation(struct invocation *inv);
+struct syscall_error decode_sched_context_invocation(struct invocation *inv);
+struct syscall_error decode_domain_invocation(struct invocation *inv);
+struct syscall_error decode_irq_control_invocation(struct invocation *inv);
+struct syscall_error decode_irq_handler_invocation(struct invocation *inv);
+/* Frames, page tables, ASID control and ASID pools. */
+struct syscall_error arch_decode_invocation(struct invocation *inv);
+
+/* Report a lookup failure as seL4's FailedLookup error (MR0 = source flag). */
+struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f);
 
 #endif

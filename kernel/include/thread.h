@@ -17,6 +17,8 @@ void thread_suspend(struct tcb *t);
 void thread_resume(struct tcb *t);
 /* Leave the kernel: pick the thread to run and return to user mode in it. */
 NORETURN void kernel_exit(void);
+/* Handle whatever interrupts are pending (timer: end of a time slice). */
+void handle_pending_interrupts(void);
 void debug_register_thread(struct tcb *t);
 void debug_dump_scheduler(void);
 const char *thread_name(const struct tcb *t);

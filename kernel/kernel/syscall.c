@@ -4,6 +4,8 @@
 #include <fault.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <preemption.h>
+#include <arch/machine.h>
 #include <thread.h>
 
 NORETURN void handle_syscall(word_t number);
@@ -65,6 +67,67 @@ static void cap_fault(struct tcb *t, cptr_t cptr, bool recv_phase)
     handle_fault(t, &f);
 }
 
+struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f)
+{
+    struct syscall_error e = {ERR_FAILED_LOOKUP, 2, {source, (word_t)f->type + 1, 0, 0, 0}};
+    switch (f->type) {
+    case LOOKUP_INVALID_ROOT:
+        break;
+    case LOOKUP_MISSING_CAPABILITY:
+        e.mr[2] = f->bits_left;
+        e.n = 3;
+        break;
+    case LOOKUP_DEPTH_MISMATCH:
+        e.mr[2] = f->bits_left;
+        e.mr[3] = f->bits_found;
+        e.n = 4;
+        break;
+    case LOOKUP_GUARD_MISMATCH:
+        e.mr[2] = f->bits_left;
+        e.mr[3] = f->guard_found;
+        e.mr[4] = f->bits_found;
+        e.n = 5;
+        break;
+    }
+    return e;
+}
+
+static struct syscall_error decode_invocation(struct invocation *inv)
+{
+    switch (cap_type(inv->cap)) {
+    case CAP_NULL:
+    case CAP_ZOMBIE:
+        return error1(ERR_INVALID_CAPABILITY, 0);
+    case CAP_CNODE:
+        return decode_cnode_invocation(inv);
+    case CAP_UNTYPED:
+        return decode_untyped_invocation(inv);
+    case CAP_THREAD:
+        return decode_tcb_invocation(inv);
+    case CAP_SCHED_CONTROL:
+        return decode_sched_control_invocation(inv);
+    case CAP_SCHED_CONTEXT:
+        return decode_sched_context_invocation(inv);
+    case CAP_DOMAIN:
+        return decode_domain_invocation(inv);
+    case CAP_IRQ_CONTROL:
+        return decode_irq_control_invocation(inv);
+    case CAP_IRQ_HANDLER:
+        return decode_irq_handler_invocation(inv);
+    case CAP_FRAME:
+    case CAP_PAGE_TABLE:
+    case CAP_ASID_CONTROL:
+    case CAP_ASID_POOL:
+        return arch_decode_invocation(inv);
+    case CAP_ENDPOINT:
+    case CAP_NOTIFICATION:
+    case CAP_REPLY:
+        /* Message passing on these arrives with the IPC work. */
+        return error0(ERR_ILLEGAL_OPERATION);
+    }
+    return error1(ERR_INVALID_CAPABILITY, 0);
+}
+
 static void handle_invocation(struct tcb *t, bool call, bool blocking)
 {
     cptr_t cptr = t->ctx.x[REG_A0];
@@ -75,27 +138,46 @@ static void handle_invocation(struct tcb *t, bool call, bool blocking)
             cap_fault(t, cptr, false);
         return;
     }
-    struct invocation inv = {t, msginfo_label(info), msginfo_length(info), r.slot, r.slot->cap, call};
-    struct syscall_error err;
-    switch (cap_type(inv.cap)) {
-    case CAP_NULL:
-        err = error1(ERR_INVALID_CAPABILITY, 0);
-        break;
-    case CAP_THREAD:
-        err = decode_tcb_invocation(&inv);
-        break;
-    default:
-        /* Object invocations arrive with the object-model work; until then
-         * an unimplemented operation is refused, never guessed at. */
-        err = error0(ERR_ILLEGAL_OPERATION);
-        break;
+    struct invocation inv = {.caller = t,
+                             .label = msginfo_label(info),
+                             .length = msginfo_length(info),
+                             .slot = r.slot,
+                             .cap = r.slot->cap,
+                             .call = call};
+    /* Extra caps are looked up before decoding, as seL4 does: a failed
+     * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
+     * on as a null cap for the decoder to reject. */
+    word_t *buf = ipc_buffer_kptr(t);
+    word_t n_extra = buf ? msginfo_extra_caps(info) : 0;
+    for (word_t i = 0; i < n_extra; i++) {
+        cptr_t extra = buf[1 + MSG_MAX_LENGTH + 1 + i]; /* caps_or_badges[i] */
+        struct lookup_result er = lookup_cap_slot(t, extra);
+        if (!er.slot) {
+            if (blocking)
+                cap_fault(t, extra, false);
+            return;
+        }
+        inv.extra_slot[i] = er.slot;
+        inv.extra[i] = er.slot->cap;
+    }
+    inv.n_extra = n_extra;
+    if (!buf && inv.length > NUM_MSG_REGISTERS)
+        inv.length = NUM_MSG_REGISTERS;
+
+    struct syscall_error err = decode_invocation(&inv);
+    if (err.code == ERR_PREEMPTED) {
+        /* Re-execute the ecall once the pending interrupt has been handled. */
+        t->ctx.pc = t->ctx.fault_ip;
+        debug_counters[COUNTER_PREEMPTION_RESTARTS]++;
+        handle_pending_interrupts();
+        return;
     }
     if (!call)
         return;
     if (err.code != ERR_NONE)
         reply_error(t, &err);
     else if (t->state == THREAD_RUNNING || t->state == THREAD_RESTART)
-        reply_success(t, 0);
+        reply_success(t, inv.n_reply);
 }
 
 static void unknown_syscall(struct tcb *t, word_t number)
@@ -155,6 +237,10 @@ void handle_syscall(word_t number)
         break; /* no capDL dump; the call is accepted and changes nothing */
     case SYS_DEBUG_NAME_THREAD:
         debug_name_thread(t);
+        break;
+    case SYS_KAIROS_DEBUG_COUNTER:
+        /* Kairos-specific, debug builds only: a0 = counter id, returns its value. */
+        t->ctx.x[REG_A0] = t->ctx.x[REG_A0] < NUM_DEBUG_COUNTERS ? debug_counters[t->ctx.x[REG_A0]] : 0;
         break;
 #endif
     default:

@@ -157,16 +157,48 @@ static void activate_vspace(struct tcb *t)
 
 static struct tcb *last_fpu_owner;
 
+/* Round-robin time slices: a thread switched in runs for its scheduling
+ * context's budget, then goes to the tail of its priority's queue. (Sporadic
+ * servers and refills replace this with budgets in the scheduling work.) */
+static struct tcb *slice_owner;
+static u64 slice_end;
+
+void handle_pending_interrupts(void)
+{
+    unsigned kinds = machine_handle_pending_interrupts();
+    if (!(kinds & MACHINE_IRQ_TIMER) || !slice_owner)
+        return;
+    if (machine_time() < slice_end) {
+        machine_set_timeout(slice_end); /* early: the handler disarmed it, re-arm */
+        return;
+    }
+    if (slice_owner == current_thread && thread_is_runnable(slice_owner))
+        sched_enqueue(slice_owner);
+    slice_owner = NULL;
+}
+
+static void start_slice(struct tcb *t)
+{
+    if (t == slice_owner)
+        return;
+    slice_owner = t;
+    slice_end = machine_time() + t->sc->budget;
+    machine_set_timeout(slice_end);
+}
+
 void kernel_exit(void)
 {
     struct tcb *next = choose_thread();
     while (!next) {
         /* Idle: nothing to run until an interrupt makes something runnable. */
         current_thread = NULL;
+        slice_owner = NULL;
+        machine_disable_timeout();
         machine_wait_for_interrupt();
-        (void)machine_handle_pending_interrupts();
+        handle_pending_interrupts();
         next = choose_thread();
     }
+    start_slice(next);
     if (next != last_fpu_owner) {
         switch_fpu(last_fpu_owner, next);
         last_fpu_owner = next;

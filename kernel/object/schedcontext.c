@@ -1,6 +1,7 @@
 /* Scheduling contexts: processor time as an object. This file holds what boot
  * needs; the invocations and the sporadic-server refills build on it. */
 #include <boot.h>
+#include <invocation.h>
 #include <thread.h>
 #include <timer.h>
 #include <arch/machine.h>
@@ -22,4 +23,11 @@ void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb
     sc_refills(sc)[0].amount = budget;
     sc->tcb = t;
     t->sc = sc;
+}
+
+/* SchedContext invocations: not implemented yet (refused with IllegalOperation). */
+struct syscall_error decode_sched_context_invocation(struct invocation *inv)
+{
+    (void)inv;
+    return error0(ERR_ILLEGAL_OPERATION);
 }

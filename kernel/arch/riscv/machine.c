@@ -102,19 +102,19 @@ static void plic_handle(void)
     plic[PLIC_CLAIM_OFFSET / 4] = irq;
 }
 
-bool machine_handle_pending_interrupts(void)
+unsigned machine_handle_pending_interrupts(void)
 {
     word_t pending = csr_read(sip) & csr_read(sie);
-    bool handled = false;
+    unsigned kinds = 0;
     if (pending & SIP_STIP) {
         machine_disable_timeout();
-        handled = true;
+        kinds |= MACHINE_IRQ_TIMER;
     }
     if (pending & SIP_SEIP) {
         plic_handle();
-        handled = true;
+        kinds |= MACHINE_IRQ_EXTERNAL;
     }
-    return handled;
+    return kinds;
 }
 
 void machine_wait_for_interrupt(void)
@@ -123,10 +123,4 @@ void machine_wait_for_interrupt(void)
     __asm__ volatile("wfi");
 }
 
-void machine_idle_forever(void)
-{
-    for (;;) {
-        machine_wait_for_interrupt();
-        (void)machine_handle_pending_interrupts();
-    }
-}
+

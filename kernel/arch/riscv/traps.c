@@ -47,6 +47,6 @@ void handle_exception(word_t scause, word_t stval)
 void handle_interrupt(word_t scause)
 {
     (void)scause;
-    (void)machine_handle_pending_interrupts();
+    handle_pending_interrupts();
     kernel_exit();
 }

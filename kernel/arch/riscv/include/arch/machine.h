@@ -16,9 +16,11 @@ u64 machine_time(void);
 void machine_set_timeout(u64 when);
 void machine_disable_timeout(void);
 bool machine_has_sstc(void);
-/* Claim and handle pending interrupts; returns true if any was handled. */
-bool machine_handle_pending_interrupts(void);
-NORETURN void machine_idle_forever(void);
+/* Claim pending interrupts: returns which kinds were pending
+ * (MACHINE_IRQ_TIMER, MACHINE_IRQ_EXTERNAL); the timer is disarmed. */
+#define MACHINE_IRQ_TIMER 1u
+#define MACHINE_IRQ_EXTERNAL 2u
+unsigned machine_handle_pending_interrupts(void);
 /* Wait for an interrupt to become pending (interrupts stay masked in the kernel). */
 void machine_wait_for_interrupt(void);
 

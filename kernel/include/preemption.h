@@ -1,0 +1,27 @@
+/* Preemption points: long kernel operations (revoking a subtree, deleting a
+ * big CNode, zeroing untyped memory, unmapping a page table) call
+ * preemption_point() after each bounded unit of work. If an interrupt is
+ * pending, the operation leaves its object in a consistent intermediate state
+ * and returns ERR_PREEMPTED; the system call is restarted after the interrupt
+ * is handled (Blackham ch. 4-5). */
+#ifndef KAIROS_PREEMPTION_H
+#define KAIROS_PREEMPTION_H
+
+#include <types.h>
+
+bool preemption_point(void);
+
+/* Debug counters, readable from user mode in debug builds through the
+ * Kairos-specific system call SYS_KAIROS_DEBUG_COUNTER (docs/kernel.md). */
+enum debug_counter {
+    COUNTER_PREEMPTION_RESTARTS = 0,
+    COUNTER_KERNEL_ENTRIES = 1,
+    COUNTER_LONGEST_ENTRY_INSTRET = 2,
+    COUNTER_LONGEST_ENTRY_SYSCALL = 3,
+    COUNTER_INVARIANT_CHECKS = 4,
+    NUM_DEBUG_COUNTERS,
+};
+extern u64 debug_counters[NUM_DEBUG_COUNTERS];
+#define SYS_KAIROS_DEBUG_COUNTER (-100)
+
+#endif

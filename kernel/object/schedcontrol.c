@@ -1,0 +1,9 @@
+/* SchedControl invocations: not implemented yet (the object-model and scheduling work fills this
+ * in). Until then the invocation is refused with IllegalOperation. */
+#include <invocation.h>
+
+struct syscall_error decode_sched_control_invocation(struct invocation *inv)
+{
+    (void)inv;
+    return error0(ERR_ILLEGAL_OPERATION);
+}

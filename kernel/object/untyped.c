@@ -1,0 +1,9 @@
+/* Untyped_Retype: not implemented yet (the object-model and scheduling work fills this
+ * in). Until then the invocation is refused with IllegalOperation. */
+#include <invocation.h>
+
+struct syscall_error decode_untyped_invocation(struct invocation *inv)
+{
+    (void)inv;
+    return error0(ERR_ILLEGAL_OPERATION);
+}
