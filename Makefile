@@ -9,7 +9,7 @@
 #   release no debug calls or printing, fastpath on (benchmarks)
 
 FLAVOUR ?= debug
-BUILD := build/$(FLAVOUR)
+BUILD ?= build/$(FLAVOUR)
 CROSS ?= riscv64-unknown-elf-
 CC := $(CROSS)gcc
 OBJCOPY := $(CROSS)objcopy

@@ -1,0 +1,54 @@
+/* Operations on caps that depend on the object type: derivation, rights
+ * masking, badge/guard updates, identity, finalisation and creation.
+ * Generic types in kernel/object/objecttype.c and untyped.c; RISC-V types
+ * (frames, page tables, ASID control/pools) in arch/riscv/object/objecttype.c. */
+#ifndef KAIROS_OBJECTTYPE_H
+#define KAIROS_OBJECTTYPE_H
+
+#include <invocation.h>
+#include <object.h>
+
+struct derive_result {
+    enum error_code status; /* ERR_NONE, ERR_REVOKE_FIRST or ERR_ILLEGAL_OPERATION */
+    cap_t cap;
+};
+
+struct derive_result derive_cap(cte_t *slot, cap_t c);
+cap_t mask_cap_rights(word_t rights, cap_t c);
+/* Mint/Mutate word: badge for endpoints and notifications, guard for CNodes.
+ * `preserve` is Mutate/Rotate's semantics (may yield a null cap). */
+cap_t update_cap_data(bool preserve, word_t data, cap_t c);
+bool same_region_as(cap_t a, cap_t b);
+bool same_object_as(cap_t a, cap_t b);
+bool cap_is_physical(cap_t c);
+/* Address and size of the object a cap names (for CDT parenthood). */
+paddr_t cap_object_base(cap_t c);
+word_t cap_object_size(cap_t c);
+
+/* What finalising the last cap to an object left behind: nothing, or a
+ * zombie-style remainder the caller deletes step by step (CNodes, TCBs). */
+struct finalise_result {
+    cap_t remainder;     /* null when finalisation is complete */
+    bool done;
+};
+struct finalise_result finalise_cap(cap_t c, bool final, bool exposed);
+
+/* Create one object of `type` at paddr (zeroed memory) and return its cap. */
+cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device);
+/* Object size in bits for a type, or 0 if the type takes a user size. */
+word_t object_size_bits(enum object_type type, word_t user_size_bits);
+
+/* RISC-V parts (arch/riscv/object/objecttype.c). */
+struct derive_result arch_derive_cap(cte_t *slot, cap_t c);
+cap_t arch_mask_cap_rights(word_t rights, cap_t c);
+bool arch_same_region_as(cap_t a, cap_t b);
+bool arch_same_object_as(cap_t a, cap_t b);
+struct finalise_result arch_finalise_cap(cap_t c, bool final);
+cap_t arch_create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device);
+word_t arch_object_size_bits(enum object_type type);
+
+/* Per-object finalisation hooks. */
+void tcb_finalise(struct tcb *t);                      /* object/tcb.c */
+void sched_context_finalise(struct sched_context *sc); /* object/schedcontext.c */
+
+#endif
