@@ -91,6 +91,7 @@ class BoundAnalysis:
         self._auto: dict[tuple[int, int], LoopBound | None] = {}
         self._ctx_consts: dict[tuple[int, tuple[int, ...]], dict[int, dict[int, int]]] = {}
         self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
+        self._absexec_cache: dict[tuple, dict[int, int]] = {}
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
@@ -184,6 +185,89 @@ class BoundAnalysis:
         return self._auto_ctx[key]
 
     def _auto_bound(self, forest: LoopForest, loop: Loop, cin: dict | None = None) -> LoopBound | None:
+        b = self._auto_bound_flat(forest, loop, cin)
+        if b is None and loop.parent is not None:
+            try:
+                b = self._nested_bound(forest, loop, cin)
+            except _Cannot:
+                b = None
+        if b is None:
+            b = self._absexec_bound(forest, loop, cin)
+        return b
+
+    def _absexec_bound(self, forest: LoopForest, loop: Loop, cin: dict | None) -> LoopBound | None:
+        """Abstract execution of the loop nest, from the outermost enclosing
+        loop that works (results cached per nest and constant context)."""
+        lp: Loop | None = loop
+        chain = []
+        while lp is not None:
+            chain.append(lp)
+            lp = lp.parent
+        for outer in reversed(chain):     # outermost first: inner loops then see exact outer values
+            key = (loop.func.entry, outer.header, id(cin) if cin is not None else 0)
+            res = self._absexec_cache.get(key)
+            if res is None:
+                try:
+                    res = _absexec_bounds(self, forest, outer, cin)
+                except _Cannot:
+                    res = {}
+                self._absexec_cache[key] = res
+            if loop.header in res:
+                how = "" if outer is loop else f" within the loop at {outer.header:#x}"
+                return LoopBound(res[loop.header], f"auto: abstract execution{how}")
+        return None
+
+    def _nested_bound(self, forest: LoopForest, loop: Loop, cin: dict | None) -> LoopBound | None:
+        """Inner loop whose start/limit depend on the enclosing loop's
+        induction variables: enumerate every header-entry state of the parent
+        loop and take the largest inner bound."""
+        parent = loop.parent
+        func = loop.func
+        if len(loop.entry_edges) != 1:
+            return None
+        pst = self._loop_state(forest, parent, cin)
+        if pst is None:
+            return None
+        pivs, pinv, pinit = pst
+        pb = self._auto_bound(forest, parent, cin)
+        if pb is None or pb.max > 4096:
+            return None
+        # straight chain of blocks from the parent's header to the inner preheader
+        chain = [loop.entry_edges[0][0]]
+        while chain[0] != parent.header:
+            preds = [q for q in func.blocks[chain[0]].preds if q in parent.blocks]
+            if len(preds) != 1 or len(chain) > 8 or preds[0] in chain:
+                return None
+            chain.insert(0, preds[0])
+        regs: dict[int, tuple] = {}
+        for bs in chain:
+            for ins in func.blocks[bs].instrs:
+                sym_step(regs, ins)
+            if func.blocks[bs].kind is Term.CALL:
+                for r in CALLER_SAVED:
+                    regs[r] = ("?",)
+        vals = {r: pinit[r] for r in pivs}
+        best = 0
+        source = ""
+        for _k in range(pb.max):
+            env = {**pinv, **vals}
+            init: dict[int, int] = {}
+            for r in range(1, 32):
+                e = regs.get(r, ("r", r))
+                try:
+                    init[r] = _eval(e, env, self._load)
+                except _Cannot:
+                    pass
+            b = self._auto_bound_flat(forest, loop, cin, init_override=init)
+            if b is None:
+                return None
+            if b.max > best:
+                best, source = b.max, b.source
+            vals = {r: _eval(pivs[r][2], {**env, r: vals[r]}, self._load) for r in pivs}
+        return LoopBound(best, source + f" (max over {pb.max} iterations of the loop at {parent.header:#x})")
+
+    def _loop_state(self, forest: LoopForest, loop: Loop, cin: dict | None,
+                    init_override: dict[int, int] | None = None):
         func = loop.func
         blocks = func.blocks
         if not loop.entry_edges or loop.is_infinite:
@@ -210,6 +294,8 @@ class BoundAnalysis:
             out = self._out_consts(func, p, cin)
             init = out if init is None else {r: v for r, v in init.items() if out.get(r) == v}
         init = init or {}
+        if init_override is not None:
+            init = init_override
         invariant = {r: v for r, v in init.items() if r not in defs and not (has_call and r in CALLER_SAVED)}
         ivs: dict[int, tuple[int, int, tuple]] = {}   # reg -> (def block, index, update expr)
         for r, dl in defs.items():
@@ -225,6 +311,19 @@ class BoundAnalysis:
             if cfgmod._has_unknown(expr) or not used <= ({r} | set(invariant)):
                 continue
             ivs[r] = (bs, idx, expr)
+        return ivs, invariant, init
+
+    def _auto_bound_flat(self, forest: LoopForest, loop: Loop, cin: dict | None = None,
+                         init_override: dict[int, int] | None = None) -> LoopBound | None:
+        st = self._loop_state(forest, loop, cin, init_override)
+        if st is None:
+            return None
+        ivs, invariant, init = st
+        blocks = loop.func.blocks
+        latches = loop.latches
+
+        def every_iteration(b: int) -> bool:
+            return forest.innermost.get(b) is loop and all(forest.dominates(b, l) for l in latches)
 
         best: LoopBound | None = None
         for bs in sorted(loop.blocks):
@@ -332,3 +431,131 @@ class BoundAnalysis:
         for la in self.ann.loops:
             if not la.used:
                 raise WcetError(f"annotation {la.describe()} matches no analysed loop")
+
+
+# ---------------------------------------------------------------------------
+# Abstract execution of a loop nest (fallback for non-simple loops)
+# ---------------------------------------------------------------------------
+
+MAX_ABSEXEC_STEPS = 300_000
+_UNK = ("?",)
+
+
+class _AbsExec:
+    """Iteration-by-iteration interpretation of a loop nest over registers
+    holding constants or *unknown*.  Within one iteration the body is
+    processed in reverse post-order (inner loops are interpreted recursively
+    from the state they are entered with); a branch with unknown operands
+    follows both successors and states are joined where paths meet
+    (constant if equal, else unknown).  The loop's header count is the number
+    of iterations until no state flows back along a back edge.  Sound as long
+    as every path the hardware can take is followed: registers written from
+    unknown memory are unknown, calls clobber caller-saved registers."""
+
+    def __init__(self, ba: "BoundAnalysis", forest: LoopForest) -> None:
+        self.ba = ba
+        self.forest = forest
+        self.func = forest.func
+        self.steps = 0
+        self.result: dict[int, int] = {}
+        order = cfgmod._rpo(self.func.blocks, self.func.entry)
+        self.rank = {b: i for i, b in enumerate(order)}
+
+    def _norm(self, e: tuple) -> tuple:
+        if e[0] == "c":
+            return e
+        if e[0] == "ld" and e[3][0] == "c":
+            try:
+                return _c(self.ba._load(e[3][1], e[1], e[2]))
+            except (_Cannot, WcetError):
+                return _UNK
+        return _UNK
+
+    def _run_block(self, bs: int, st: dict[int, tuple]) -> dict[int, tuple]:
+        blk = self.func.blocks[bs]
+        regs = dict(st)
+        for ins in blk.instrs:
+            self.steps += 1
+            if not ins.writes:
+                continue
+            sym_step(regs, ins)
+            for w in ins.writes:
+                if w < 32:
+                    regs[w] = self._norm(regs.get(w, _UNK))
+        if blk.kind in (Term.CALL, Term.TAILCALL):
+            for r in CALLER_SAVED:
+                regs[r] = _UNK
+        if self.steps > MAX_ABSEXEC_STEPS:
+            raise _Cannot("abstract execution step limit")
+        return regs
+
+    def _succs(self, bs: int, st: dict[int, tuple]) -> list[int]:
+        blk = self.func.blocks[bs]
+        if blk.kind is not Term.BRANCH or len(blk.succs) < 2:
+            return list(blk.succs)
+        br = blk.last
+        a = st.get(br.rs1, _UNK) if br.rs1 else _c(0)
+        b = st.get(br.rs2, _UNK) if br.rs2 else _c(0)
+        if a[0] != "c" or b[0] != "c":
+            return list(blk.succs)
+        taken = _branch_taken(br.mnemonic, a[1], b[1])
+        return [br.target] if taken else [br.next_addr]
+
+    @staticmethod
+    def _join(a: dict | None, b: dict) -> dict:
+        if a is None:
+            return dict(b)
+        return {r: (v if b.get(r, _UNK) == v else _UNK) for r, v in a.items()}
+
+    def simulate(self, loop: Loop, entry: dict[int, tuple]) -> dict[tuple[int, int], dict]:
+        fo = self.forest
+        body = sorted((b for b in loop.blocks
+                       if fo.innermost.get(b) is loop or any(c.header == b for c in loop.children)),
+                      key=lambda b: self.rank.get(b, 1 << 30))
+        children = {c.header: c for c in loop.children}
+        exits: dict[tuple[int, int], dict] = {}
+        state: dict | None = entry
+        count = 0
+        prev: dict | None = None
+        while state is not None:
+            count += 1
+            if count > MAX_SIMULATED_ITERATIONS:
+                raise _Cannot("too many iterations")
+            ins: dict[int, dict] = {loop.header: state}
+            back: dict | None = None
+            for bs in body:
+                st = ins.pop(bs, None)
+                if st is None:
+                    continue
+                if bs in children and bs != loop.header:
+                    outs = self.simulate(children[bs], st)
+                    flows = [(dst, s2, src) for (src, dst), s2 in outs.items()]
+                else:
+                    st2 = self._run_block(bs, st)
+                    flows = [(s, st2, bs) for s in self._succs(bs, st2)]
+                for dst, s2, src in flows:
+                    if dst == loop.header:
+                        back = self._join(back, s2)
+                    elif dst not in loop.blocks:
+                        exits[(src, dst)] = self._join(exits.get((src, dst)), s2)
+                    else:
+                        ins[dst] = self._join(ins.get(dst), s2)
+            if back is not None and back == state and prev is not None and prev == state:
+                raise _Cannot("no progress")
+            prev, state = state, back
+        self.result[loop.header] = max(self.result.get(loop.header, 0), count)
+        return exits
+
+
+def _absexec_bounds(ba: "BoundAnalysis", forest: LoopForest, outer: Loop, cin: dict | None) -> dict[int, int]:
+    func = outer.func
+    init: dict[int, tuple] | None = None
+    for p, _h in outer.entry_edges:
+        out = ba._out_consts(func, p, cin)
+        st = {r: (_c(out[r]) if r in out else _UNK) for r in range(1, 32)}
+        init = st if init is None else _AbsExec._join(init, st)
+    if init is None:
+        return {}
+    ae = _AbsExec(ba, forest)
+    ae.simulate(outer, init)
+    return ae.result

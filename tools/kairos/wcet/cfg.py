@@ -580,6 +580,7 @@ class _Builder:
             tgt = ins.target
             if ins.rd == 0:
                 if self._is_function_start(tgt, entry):
+                    self.function(tgt)
                     return (Term.TAILCALL, [], tgt, None)
                 return (Term.JUMP, [tgt], None, None)
             # call (links into ra/t0 or anything else)
@@ -670,6 +671,7 @@ class _Builder:
                     returns = self._callee_returns(t)
                     return (Term.CALL, [nxt] if returns else [], t, None)
                 if self._is_function_start(t, entry):
+                    self.function(t)
                     return (Term.TAILCALL, [], t, None)
                 return (Term.JUMP, [t], None, None)
         if link:

@@ -1,0 +1,61 @@
+"""Helpers for the static-analysis tests: compile small C/assembly snippets
+into bare-metal riscv64 ELFs (own start-up code and linker script)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CC = shutil.which("riscv64-unknown-elf-gcc")
+needs_cc = pytest.mark.skipif(CC is None, reason="riscv64-unknown-elf-gcc missing")
+
+CFLAGS = ["-march=rv64imac_zicsr_zifencei", "-mabi=lp64", "-O2", "-nostdlib", "-static", "-ffreestanding",
+          "-fno-tree-loop-distribute-patterns", "-mcmodel=medany", "-g", "-fno-inline"]
+
+CRT0 = """
+    .section .text.start, "ax"
+    .globl _start
+_start:
+    la   sp, __stack_top
+    call main
+    ebreak
+"""
+
+LINK = """
+OUTPUT_ARCH(riscv)
+ENTRY(_start)
+SECTIONS
+{
+    . = 0x80000000;
+    .text : { *(.text.start) *(.text .text.*) }
+    .rodata : ALIGN(64) { *(.rodata .rodata.* .srodata .srodata.*) }
+    .data : ALIGN(64) { *(.data .data.* .sdata .sdata.*) }
+    .bss : ALIGN(64) { *(.bss .bss.* .sbss .sbss.* COMMON) }
+    . = ALIGN(4096);
+    . += 16384;
+    __stack_top = .;
+    /DISCARD/ : { *(.comment) *(.riscv.attributes) *(.note*) *(.eh_frame*) }
+}
+"""
+
+
+def build(tmp: Path, name: str, c_src: str | None = None, asm_src: str | None = None,
+          extra_flags: list[str] | None = None) -> Path:
+    """Compile ``c_src`` (needs a main) and/or ``asm_src`` into tmp/name.elf."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "crt0.S").write_text(CRT0)
+    (tmp / "link.ld").write_text(LINK)
+    srcs = [str(tmp / "crt0.S")]
+    if c_src is not None:
+        (tmp / f"{name}.c").write_text(c_src)
+        srcs.append(str(tmp / f"{name}.c"))
+    if asm_src is not None:
+        (tmp / f"{name}_s.S").write_text(asm_src)
+        srcs.append(str(tmp / f"{name}_s.S"))
+    out = tmp / f"{name}.elf"
+    subprocess.run([CC, *CFLAGS, *(extra_flags or []), "-T", str(tmp / "link.ld"), *srcs, "-o", str(out)],
+                   check=True, capture_output=True, text=True)
+    return out
