@@ -1,0 +1,103 @@
+/*
+ * Freestanding implementations of the few libc memory/string functions the
+ * kernel uses. GCC emits calls to memset/memcpy on its own (structure copies,
+ * zero-initialisation), so these must exist under the standard names.
+ *
+ * They are written byte-wise on purpose: they run on small buffers at boot
+ * and in slow paths; correctness and obviousness beat speed here.
+ */
+#include <string.h>
+
+/*
+ * GCC may recognise the loops below as "a memset" and replace them with a
+ * call to memset itself, which would recurse forever. Forbid that pattern
+ * replacement for this file.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_LOOP_PATTERNS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LOOP_PATTERNS
+#endif
+
+NO_LOOP_PATTERNS void *memset(void *dst, int c, size_t n)
+{
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = (unsigned char)c;
+    }
+    return dst;
+}
+
+NO_LOOP_PATTERNS void *memcpy(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = s[i];
+    }
+    return dst;
+}
+
+NO_LOOP_PATTERNS void *memmove(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (d == s || n == 0) {
+        return dst;
+    }
+    if (d < s) {
+        /* Forward copy is safe: every source byte is read before it can be
+         * overwritten. */
+        for (size_t i = 0; i < n; i++) {
+            d[i] = s[i];
+        }
+    } else {
+        /* Destination above source: copy from the top down. */
+        for (size_t i = n; i > 0; i--) {
+            d[i - 1] = s[i - 1];
+        }
+    }
+    return dst;
+}
+
+NO_LOOP_PATTERNS int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a;
+    const unsigned char *y = b;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] != y[i]) {
+            return (int)x[i] - (int)y[i];
+        }
+    }
+    return 0;
+}
+
+NO_LOOP_PATTERNS size_t strlen(const char *s)
+{
+    size_t n = 0;
+    /* Unbounded by nature: callers only pass strings they know are
+     * terminated (kernel literals or buffers already checked). */
+    while (s[n] != '\0') {
+        n++;
+    }
+    return n;
+}
+
+NO_LOOP_PATTERNS int strcmp(const char *a, const char *b)
+{
+    size_t i = 0;
+    while (a[i] != '\0' && a[i] == b[i]) {
+        i++;
+    }
+    return (int)(unsigned char)a[i] - (int)(unsigned char)b[i];
+}
+
+NO_LOOP_PATTERNS int strncmp(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i] || a[i] == '\0') {
+            return (int)(unsigned char)a[i] - (int)(unsigned char)b[i];
+        }
+    }
+    return 0;
+}
