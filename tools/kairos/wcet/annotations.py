@@ -9,6 +9,10 @@ Format (TOML, parsed with ``tomllib``)::
     max = 512                      # see below
 
     [[loop]]
+    function = "reply_error"       # function alone: it must contain exactly
+    max = 6                        # one loop (robust against line changes)
+
+    [[loop]]
     address = 0x80201a3c           # any instruction address inside the loop
     max = 16
     context = ["handle_syscall"]   # optional: only when reached through these
@@ -129,8 +133,9 @@ def parse(text: str, path: str = "<annotations>") -> Annotations:
             la.line = _int(n, "line number", origin)
             if la.function is None:
                 raise WcetError(f"{origin}: a loop given by line also needs 'function'")
-        if la.address is None and la.line is None:
-            raise WcetError(f"{origin}: give 'address' or 'function' + 'line'")
+        if la.address is None and la.line is None and la.function is None:
+            raise WcetError(f"{origin}: give 'address', 'function' + 'line', or 'function' alone "
+                            f"(for a function with a single loop)")
         ctx = ent.get("context", [])
         if not isinstance(ctx, list) or not all(isinstance(c, str) for c in ctx):
             raise WcetError(f"{origin}: context must be a list of function names")

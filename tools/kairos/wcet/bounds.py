@@ -409,6 +409,14 @@ class BoundAnalysis:
 
     def _ann_matches(self, la, loop: Loop) -> bool:
         func = loop.func
+        if la.address is None and la.line is None:
+            # function alone: only valid for a function with exactly one loop
+            from kairos.wcet.loops import find_loops
+            n = len(find_loops(func).loops)
+            if n != 1:
+                raise WcetError(f"annotation {la.describe()}: {func.name} has {n} loops; "
+                                f"give 'line' or 'address' to say which")
+            return True
         if la.address is not None:
             blk = func.block_containing(la.address)
             if blk is None:
