@@ -343,6 +343,7 @@ static void create_root_task(paddr_t dtb_pa)
 
 void boot_kernel(word_t hart_id, paddr_t dtb_pa)
 {
+    u64 kernel_entry_instret = read_instret();
     machine_init_console(0x10000000ul); /* QEMU virt's UART until the device tree says otherwise */
     vspace_boot_finish();
     machine_init_traps();
@@ -375,6 +376,9 @@ void boot_kernel(word_t hart_id, paddr_t dtb_pa)
     create_root_task(dtb_pa);
 
     boot_stats.first_user_instret = read_instret();
+    kprintf("Kairos: boot took %lu instructions (instret %lu at boot_kernel, %lu entering the root task)\n",
+            (unsigned long)(boot_stats.first_user_instret - kernel_entry_instret), (unsigned long)kernel_entry_instret,
+            (unsigned long)boot_stats.first_user_instret);
     kprintf("Kairos: root task entry %p, %lu untypeds (%lu MiB of RAM), boot objects %lu KiB, Sstc %s\n",
             (void *)root_elf.entry, (unsigned long)boot_stats.untyped_count,
             (unsigned long)(boot_stats.untyped_ram_bytes >> 20), (unsigned long)(boot_stats.boot_object_bytes >> 10),
