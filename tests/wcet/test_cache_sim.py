@@ -101,7 +101,7 @@ def test_must_join_and_meet() -> None:
     b = MustCache.empty(SMALL_LRU).access(0)             # 0: age 0
     j = a.join(b)
     assert j.hit(0) and not j.hit(4)
-    assert dict(dict(j.content)[0])[0] == 1              # the older age survives
+    assert j.age(0) == 1                                 # the older age survives
     k = a.meet(MustCache.empty(SMALL_LRU).access(1))
     assert k.hit(0) and k.hit(4) and k.hit(1)
 
@@ -119,11 +119,11 @@ def test_must_unknown_and_range_accesses_age_their_sets() -> None:
 def test_may_sure_miss() -> None:
     may = MayCache.initial(SMALL_LRU)
     assert not may.sure_miss(0)                   # initial content unknown
-    m = MayCache(2, 4, (), frozenset())           # known-empty cache
+    m = MayCache.known_empty(2, 4)                # known-empty cache
     assert m.sure_miss(0)
     m = m.access(0)
     assert not m.sure_miss(0) and m.sure_miss(4)
     m = m.access(4).access(8)
     assert m.sure_miss(0)                         # certainly evicted from a 2-way set
     assert not m.access_unknown([0]).sure_miss(12)
-    assert m.join(MayCache(2, 4, (), frozenset()).access(12)).sure_miss(0)
+    assert m.join(MayCache.known_empty(2, 4).access(12)).sure_miss(0)

@@ -19,7 +19,6 @@ guaranteed).  States are immutable; every operation returns a new state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 from kairos.wcet.model import CacheConfig
@@ -107,69 +106,98 @@ class ConcreteCache:
 
 
 # ---------------------------------------------------------------------------
-# Abstract domains.  A state maps set index -> tuple of (line, age) pairs,
-# sorted by line; sets absent from the mapping hold nothing known.
+# Abstract domains.  A state holds, per cache set, a tuple of (line, age)
+# pairs sorted by line.  States are immutable; updates copy the per-set
+# tuple of the one set they touch (cheap: sets is a few dozen).
+
+_Set = tuple  # tuple[tuple[int, int], ...]
 
 
-def _set_items(d: dict[int, int]) -> tuple[tuple[int, int], ...]:
-    return tuple(sorted(d.items()))
+def _sorted_items(d: dict[int, int]) -> _Set:
+    return tuple(sorted(d.items())) if len(d) > 1 else tuple(d.items())
 
 
-@dataclass(frozen=True)
 class MustCache:
     """Must analysis: lines guaranteed cached, each with an upper bound on
     its LRU age (0 = most recent).  A line with age < ways is a sure hit."""
 
-    ways: int
-    sets: int
-    content: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
+    __slots__ = ("ways", "sets", "content")
+
+    def __init__(self, ways: int, sets: int, content: tuple[_Set, ...] | None = None) -> None:
+        self.ways = ways
+        self.sets = sets
+        self.content = content if content is not None else ((),) * sets
 
     @staticmethod
     def empty(cfg: CacheConfig) -> "MustCache":
-        return MustCache(cfg.analysis_ways, cfg.sets, ())
+        return MustCache(cfg.analysis_ways, cfg.sets)
 
-    def _as_dict(self) -> dict[int, dict[int, int]]:
-        return {s: dict(items) for s, items in self.content}
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MustCache) and (self.content is other.content or self.content == other.content)
 
-    @staticmethod
-    def _from_dict(ways: int, sets: int, d: dict[int, dict[int, int]]) -> "MustCache":
-        return MustCache(ways, sets, tuple(sorted((s, _set_items(v)) for s, v in d.items() if v)))
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __repr__(self) -> str:
+        return f"MustCache({[ (s, c) for s, c in enumerate(self.content) if c]})"
+
+    def _with(self, s: int, items: _Set) -> "MustCache":
+        if items == self.content[s]:
+            return self
+        c = list(self.content)
+        c[s] = items
+        return MustCache(self.ways, self.sets, tuple(c))
+
+    def age(self, line: int) -> int | None:
+        for l, a in self.content[line % self.sets]:
+            if l == line:
+                return a
+        return None
 
     def hit(self, line: int) -> bool:
-        for s, items in self.content:
-            if s == line % self.sets:
-                return any(l == line for l, _ in items)
+        for l, _ in self.content[line % self.sets]:
+            if l == line:
+                return True
         return False
 
     def lines(self) -> set[int]:
-        return {l for _, items in self.content for l, _ in items}
+        return {l for items in self.content for l, _ in items}
 
     def access(self, line: int) -> "MustCache":
         """Access to one known line."""
-        d = self._as_dict()
         s = line % self.sets
-        cur = d.get(s, {})
-        age = cur.get(line)
-        new: dict[int, int] = {}
-        for l, a in cur.items():
+        cur = self.content[s]
+        age = None
+        for l, a in cur:
+            if l == line:
+                age = a
+                break
+        new = {line: 0}
+        ways = self.ways
+        for l, a in cur:
             if l == line:
                 continue
             if age is None or a < age:
                 a += 1
-            if a < self.ways:
+            if a < ways:
                 new[l] = a
-        new[line] = 0
-        d[s] = new
-        return MustCache._from_dict(self.ways, self.sets, d)
+        return self._with(s, _sorted_items(new))
+
+    def _age_set(self, items: _Set) -> _Set:
+        ways = self.ways
+        return tuple((l, a + 1) for l, a in items if a + 1 < ways)
 
     def access_unknown(self, sets: Iterable[int] | None) -> "MustCache":
         """Access to an unknown line in one of ``sets`` (None: any set).  Every
         line of those sets ages by one; nothing becomes guaranteed."""
-        d = self._as_dict()
-        targets = list(d) if sets is None else [s for s in set(sets) if s in d]
+        c = list(self.content)
+        targets = range(self.sets) if sets is None else set(sets)
+        changed = False
         for s in targets:
-            d[s] = {l: a + 1 for l, a in d[s].items() if a + 1 < self.ways}
-        return MustCache._from_dict(self.ways, self.sets, d)
+            if c[s]:
+                c[s] = self._age_set(c[s])
+                changed = True
+        return MustCache(self.ways, self.sets, tuple(c)) if changed else self
 
     def access_range(self, lines: Iterable[int]) -> "MustCache":
         """Access to one of several possible lines."""
@@ -179,105 +207,138 @@ class MustCache:
         return self.access_unknown({l % self.sets for l in ls})
 
     def join(self, other: "MustCache") -> "MustCache":
-        a = self._as_dict()
-        b = other._as_dict()
-        d: dict[int, dict[int, int]] = {}
-        for s in a.keys() & b.keys():
-            x, y = a[s], b[s]
-            m = {l: max(x[l], y[l]) for l in x.keys() & y.keys()}
-            if m:
-                d[s] = m
-        return MustCache._from_dict(self.ways, self.sets, d)
+        if self.content is other.content:
+            return self
+        out = []
+        for x, y in zip(self.content, other.content):
+            if x is y or x == y:
+                out.append(x)
+            elif not x or not y:
+                out.append(())
+            else:
+                dy = dict(y)
+                out.append(tuple((l, a if a >= dy[l] else dy[l]) for l, a in x if l in dy))
+        return MustCache(self.ways, self.sets, tuple(out))
 
     def meet(self, other: "MustCache") -> "MustCache":
         """Combine two sound must states (both guarantees hold): union of
         lines, smaller age bound."""
-        a = self._as_dict()
-        for s, items in other.content:
-            cur = a.setdefault(s, {})
-            for l, age in items:
-                if l not in cur or age < cur[l]:
-                    cur[l] = age
-        return MustCache._from_dict(self.ways, self.sets, a)
+        out = []
+        for x, y in zip(self.content, other.content):
+            if x is y or not y:
+                out.append(x)
+            elif not x:
+                out.append(y)
+            else:
+                d = dict(x)
+                for l, a in y:
+                    if l not in d or a < d[l]:
+                        d[l] = a
+                out.append(_sorted_items(d))
+        return MustCache(self.ways, self.sets, tuple(out))
 
     def flush(self) -> "MustCache":
-        return MustCache(self.ways, self.sets, ())
+        return MustCache(self.ways, self.sets)
 
 
-@dataclass(frozen=True)
 class MayCache:
     """May analysis: lines possibly cached, with a lower bound on their age.
-    A line absent from a set that is not ``unknown`` is a sure miss.  Sets in
-    ``unknown`` may hold arbitrary other lines (initial state, unknown
-    accesses), so nothing there is a sure miss."""
+    A line absent from a set that is not marked unknown is a sure miss.
+    ``unknown`` is a bit mask of sets that may hold arbitrary other lines
+    (initial state, unknown accesses): nothing there is a sure miss."""
 
-    ways: int
-    sets: int
-    content: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
-    unknown: frozenset[int] | None = None  # None: every set unknown
+    __slots__ = ("ways", "sets", "content", "unknown")
+
+    def __init__(self, ways: int, sets: int, content: tuple[_Set, ...] | None = None,
+                 unknown: int = 0) -> None:
+        self.ways = ways
+        self.sets = sets
+        self.content = content if content is not None else ((),) * sets
+        self.unknown = unknown
 
     @staticmethod
     def initial(cfg: CacheConfig) -> "MayCache":
-        return MayCache(cfg.analysis_ways, cfg.sets, (), None)
+        return MayCache(cfg.analysis_ways, cfg.sets, None, (1 << cfg.sets) - 1)
 
-    def _as_dict(self) -> dict[int, dict[int, int]]:
-        return {s: dict(items) for s, items in self.content}
+    @staticmethod
+    def known_empty(ways: int, sets: int) -> "MayCache":
+        return MayCache(ways, sets, None, 0)
 
-    def _mk(self, d: dict[int, dict[int, int]], unknown: frozenset[int] | None) -> "MayCache":
-        return MayCache(self.ways, self.sets,
-                        tuple(sorted((s, _set_items(v)) for s, v in d.items() if v)), unknown)
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, MayCache) and self.unknown == other.unknown
+                and (self.content is other.content or self.content == other.content))
+
+    def __hash__(self) -> int:
+        return hash((self.content, self.unknown))
 
     def sure_miss(self, line: int) -> bool:
         s = line % self.sets
-        if self.unknown is None or s in self.unknown:
+        if self.unknown >> s & 1:
             return False
-        for ss, items in self.content:
-            if ss == s:
-                return all(l != line for l, _ in items)
-        return True
+        return all(l != line for l, _ in self.content[s])
+
+    def _with(self, s: int, items: _Set, unknown: int) -> "MayCache":
+        if items == self.content[s] and unknown == self.unknown:
+            return self
+        c = list(self.content)
+        c[s] = items
+        return MayCache(self.ways, self.sets, tuple(c), unknown)
 
     def access(self, line: int) -> "MayCache":
-        d = self._as_dict()
         s = line % self.sets
-        cur = d.get(s, {})
-        age = cur.get(line, self.ways)
-        new: dict[int, int] = {}
-        for l, a in cur.items():
+        cur = self.content[s]
+        age = self.ways
+        for l, a in cur:
+            if l == line:
+                age = a
+                break
+        new = {line: 0}
+        for l, a in cur:
             if l == line:
                 continue
             if a <= age:
                 a += 1
             if a < self.ways:
                 new[l] = a
-        new[line] = 0
-        d[s] = new
-        return self._mk(d, self.unknown)
+        return self._with(s, _sorted_items(new), self.unknown)
 
     def access_unknown(self, sets: Iterable[int] | None) -> "MayCache":
         if sets is None:
-            return self._mk(self._as_dict(), None)
-        unk = None if self.unknown is None else self.unknown | frozenset(sets)
-        return self._mk(self._as_dict(), unk)
+            mask = (1 << self.sets) - 1
+        else:
+            mask = 0
+            for s in sets:
+                mask |= 1 << s
+        if self.unknown | mask == self.unknown:
+            return self
+        return MayCache(self.ways, self.sets, self.content, self.unknown | mask)
 
     def access_range(self, lines: Iterable[int]) -> "MayCache":
         ls = list(dict.fromkeys(lines))
         if len(ls) == 1:
             return self.access(ls[0])
         # Any of them may now be cached (age 0); others are not evicted for sure.
-        d = self._as_dict()
+        c = list(self.content)
         for l in ls:
-            d.setdefault(l % self.sets, {})[l] = 0
-        return self._mk(d, self.unknown)
+            s = l % self.sets
+            d = dict(c[s])
+            d[l] = 0
+            c[s] = _sorted_items(d)
+        return MayCache(self.ways, self.sets, tuple(c), self.unknown)
 
     def join(self, other: "MayCache") -> "MayCache":
-        a = self._as_dict()
-        b = other._as_dict()
-        d: dict[int, dict[int, int]] = {}
-        for s in a.keys() | b.keys():
-            x, y = a.get(s, {}), b.get(s, {})
-            d[s] = {l: min(x.get(l, self.ways), y.get(l, self.ways)) for l in x.keys() | y.keys()}
-        if self.unknown is None or other.unknown is None:
-            unk = None
-        else:
-            unk = self.unknown | other.unknown
-        return self._mk(d, unk)
+        if self.content is other.content and self.unknown == other.unknown:
+            return self
+        out = []
+        ways = self.ways
+        for x, y in zip(self.content, other.content):
+            if x is y or x == y or not y:
+                out.append(x)
+            elif not x:
+                out.append(y)
+            else:
+                d = dict(x)
+                for l, a in y:
+                    d[l] = min(d.get(l, ways), a)
+                out.append(_sorted_items(d))
+        return MayCache(self.ways, self.sets, tuple(out), self.unknown | other.unknown)

@@ -619,22 +619,24 @@ def _persistent(lines: set[int], sets: int, ways: int) -> set[int]:
 
 
 def _age_by(c: MustCache, touched: set[int], unknown: bool) -> MustCache:
-    if unknown or not c.content:
-        return c.flush() if unknown else c
+    """Age every line by the number of distinct other lines of its set in
+    ``touched`` (the lines a loop may access); ``unknown``: anything."""
+    if unknown:
+        return c.flush()
     per_set: dict[int, set[int]] = defaultdict(set)
     for l in touched:
         per_set[l % c.sets].add(l)
-    d: dict[int, dict[int, int]] = {}
-    for s_, items in c.content:
-        t = per_set.get(s_, set())
-        kept = {}
-        for l, a in items:
-            na = a + len(t - {l})
-            if na < c.ways:
-                kept[l] = na
-        if kept:
-            d[s_] = kept
-    return MustCache._from_dict(c.ways, c.sets, d)
+    out = []
+    for s_, items in enumerate(c.content):
+        if not items:
+            out.append(items)
+            continue
+        t = per_set.get(s_)
+        if not t:
+            out.append(items)
+            continue
+        out.append(tuple((l, a + len(t - {l})) for l, a in items if a + len(t - {l}) < c.ways))
+    return MustCache(c.ways, c.sets, tuple(out))
 
 
 def _join(a, b):
