@@ -92,6 +92,7 @@ class BoundAnalysis:
         self._ctx_consts: dict[tuple[int, tuple[int, ...]], dict[int, dict[int, int]]] = {}
         self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
         self._absexec_cache: dict[tuple, dict[int, int]] = {}
+        self._ann_match_cache: dict[tuple, bool] = {}
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
@@ -400,7 +401,12 @@ class BoundAnalysis:
                 continue
             if la.context and not context_matches(la.context, chain):
                 continue
-            if not self._ann_matches(la, loop):
+            mkey = (id(la), loop.func.entry, loop.header)
+            m = self._ann_match_cache.get(mkey)
+            if m is None:
+                m = self._ann_matches(la, loop)
+                self._ann_match_cache[mkey] = m
+            if not m:
                 continue
             la.used = True
             if best is None or la.max < best.max:

@@ -292,12 +292,22 @@ class ElfImage:
     def addrs_of_line(self, file: str, line: int) -> list[int]:
         """Addresses of line-table rows for ``file:line`` (``file`` matched as a
         path suffix of the DWARF file name)."""
-        addrs, rows = self._lines
+        key = (file, line)
+        cache = self.__dict__.setdefault("_line_query_cache", {})
+        if key in cache:
+            return cache[key]
+        by_line = self.__dict__.get("_by_line")
+        if by_line is None:
+            by_line = {}
+            addrs, rows = self._lines
+            for a, (f, ln) in zip(addrs, rows):
+                if f:
+                    by_line.setdefault(ln, []).append((f, a))
+            self.__dict__["_by_line"] = by_line
         file = file.replace("\\", "/")
-        out = []
-        for a, (f, ln) in zip(addrs, rows):
-            if ln == line and f and (f == file or f.endswith("/" + file) or os.path.basename(f) == file):
-                out.append(a)
+        out = [a for f, a in by_line.get(line, [])
+               if f == file or f.endswith("/" + file) or os.path.basename(f) == file]
+        cache[key] = out
         return out
 
     def source_of(self, addr: int) -> str:

@@ -146,6 +146,7 @@ EXTRA_CONSTRAINTS: list[ExtraConstraintFn] = []
 class _Forests:
     def __init__(self) -> None:
         self._f: dict[int, LoopForest] = {}
+        self.graphs: dict[tuple, "InlinedGraph"] = {}
 
     def get(self, f: Function) -> LoopForest:
         fo = self._f.get(f.entry)
@@ -245,7 +246,12 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
     import highspy
 
     t0 = time.perf_counter()
-    g = build_graph(program, entry, bounds, stop_at, forests)
+    forests = forests or _Forests()
+    gkey = (entry, tuple(sorted(set(stop_at))), id(bounds))
+    g = forests.graphs.get(gkey)
+    if g is None:
+        g = build_graph(program, entry, bounds, stop_at, forests)
+        forests.graphs[gkey] = g
     t_graph = time.perf_counter() - t0
     n_nodes = len(g.nodes)
     n_edges = len(g.edges)
