@@ -130,7 +130,10 @@ class ProcessorModel:
     memory_latency: int = 150         # line refill from the next level (L2 treated as missing)
     writeback_latency: int = 150      # writing back one dirty victim line before a refill
     device_latency: int = 200         # one uncached access to a device range
-    device_ranges: tuple[tuple[int, int], ...] = ((0x0, 0x8000_0000),)  # [lo, hi) uncached
+    device_ranges: tuple[tuple[int, int], ...] = (     # [lo, hi) uncached device windows
+        (0x0, 0x8000_0000),                             # physical: everything below DRAM
+        (0xFFFF_FFC0_0000_0000, 0xFFFF_FFC0_8000_0000),  # the same seen through Kairos' kernel window
+    )
     # --- concrete replay ---------------------------------------------------
     random_seeds: int = 8             # replays with different LFSR seeds for random caches
 
@@ -217,7 +220,8 @@ _U54_SOURCES = {
                       "placeholder to be measured with mhpmcounter events",
     "writeback_latency": "(assumed) dirty-victim write-back before refill (Rocket ordering, unverified)",
     "device_latency": "(assumed) uncached MMIO round trip not published",
-    "device_ranges": "FU540 memory map: everything below DRAM (0x8000_0000) is devices/TIMs",
+    "device_ranges": "FU540 memory map: everything below DRAM (0x8000_0000) is devices/TIMs; "
+                     "plus its image in the Kairos kernel window (0xffffffc0_00000000 + paddr)",
     "random_seeds": "concrete replay only: number of LFSR seeds whose maximum is reported",
 }
 PARAM_SOURCES: dict[str, dict[str, str]] = {
