@@ -7,6 +7,7 @@
 #ifndef KAIROS_PREEMPTION_H
 #define KAIROS_PREEMPTION_H
 
+#include <config.h>
 #include <types.h>
 
 bool preemption_point(void);
@@ -23,5 +24,20 @@ enum debug_counter {
 };
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];
 #define SYS_KAIROS_DEBUG_COUNTER (-100)
+
+/* Kernel-entry length measurement (check flavour): instret stamped at entry
+ * and at exit, minus the time spent in the invariant checker and idling in
+ * wfi, gives the non-preemptible length of each kernel entry; the longest is
+ * kept in COUNTER_LONGEST_ENTRY_INSTRET (and its syscall number, or 0 for an
+ * exception/interrupt, in COUNTER_LONGEST_ENTRY_SYSCALL). */
+#if CONFIG_INVARIANT_CHECKS
+void entry_stamp_begin(word_t syscall);
+void entry_stamp_pause(void);
+void entry_stamp_resume(void);
+#else
+static inline void entry_stamp_begin(word_t syscall) { (void)syscall; }
+static inline void entry_stamp_pause(void) {}
+static inline void entry_stamp_resume(void) {}
+#endif
 
 #endif

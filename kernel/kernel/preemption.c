@@ -9,3 +9,30 @@ bool preemption_point(void)
     /* The kernel runs with interrupts masked; sip shows what is waiting. */
     return (csr_read(sip) & csr_read(sie)) != 0;
 }
+
+#if CONFIG_INVARIANT_CHECKS
+static u64 entry_instret, excluded, paused_at;
+static word_t entry_syscall;
+
+void entry_stamp_begin(word_t syscall)
+{
+    entry_instret = read_instret();
+    excluded = 0;
+    entry_syscall = syscall;
+    debug_counters[COUNTER_KERNEL_ENTRIES]++;
+}
+
+void entry_stamp_pause(void) { paused_at = read_instret(); }
+void entry_stamp_resume(void) { excluded += read_instret() - paused_at; }
+
+/* Called by trap.S on the way out, just before the user registers are loaded. */
+void kernel_exit_stamp(void);
+void kernel_exit_stamp(void)
+{
+    u64 length = read_instret() - entry_instret - excluded;
+    if (length > debug_counters[COUNTER_LONGEST_ENTRY_INSTRET]) {
+        debug_counters[COUNTER_LONGEST_ENTRY_INSTRET] = length;
+        debug_counters[COUNTER_LONGEST_ENTRY_SYSCALL] = entry_syscall;
+    }
+}
+#endif

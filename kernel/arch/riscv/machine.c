@@ -7,6 +7,7 @@
 #include <arch/sbi.h>
 #include <fdt.h>
 #include <kernel.h>
+#include <preemption.h>
 
 static volatile u8 *uart;
 static bool sstc;
@@ -119,8 +120,11 @@ unsigned machine_handle_pending_interrupts(void)
 
 void machine_wait_for_interrupt(void)
 {
-    /* wfi returns once an enabled interrupt is pending, even with SIE clear. */
+    /* wfi returns once an enabled interrupt is pending, even with SIE clear.
+     * Idle time is not part of any kernel entry's length. */
+    entry_stamp_pause();
     __asm__ volatile("wfi");
+    entry_stamp_resume();
 }
 
 

@@ -42,6 +42,11 @@ trap_entry:
 
     .globl restore_user_context
 restore_user_context:
+#ifdef KAIROS_FLAVOUR_CHECK
+    mv s1, a0                   /* callee-saved: survives the call */
+    call kernel_exit_stamp
+    mv a0, s1
+#endif
     csrw sscratch, a0
     ld t0, CTX_PC(a0)
     csrw sepc, t0

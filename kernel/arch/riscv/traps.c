@@ -4,6 +4,7 @@
 #include <arch/machine.h>
 #include <fault.h>
 #include <kernel.h>
+#include <preemption.h>
 #include <thread.h>
 
 NORETURN void handle_exception(word_t scause, word_t stval);
@@ -12,6 +13,7 @@ NORETURN void handle_interrupt(word_t scause);
 void handle_exception(word_t scause, word_t stval)
 {
     struct tcb *t = current_thread;
+    entry_stamp_begin(0);
     struct fault f = {0};
     f.ip = t->ctx.fault_ip;
     switch (scause) {
@@ -47,6 +49,7 @@ void handle_exception(word_t scause, word_t stval)
 void handle_interrupt(word_t scause)
 {
     (void)scause;
+    entry_stamp_begin(0);
     handle_pending_interrupts();
     kernel_exit();
 }
