@@ -1,0 +1,155 @@
+"""`kairos wcet` command line: outputs, entry restrictions and error handling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kairos.cli import main
+
+from wcet_helpers import build, needs_cc
+
+pytestmark = needs_cc
+
+SRC = r"""
+volatile int sink;
+int buf[16];
+
+__attribute__((noinline)) void light(void) { sink = 1; }
+
+__attribute__((noinline)) void heavy(void)
+{
+    for (int i = 0; i < 16; i++)
+        buf[i] = sink * i;
+}
+
+__attribute__((noinline)) void dispatch(int which)
+{
+    if (which)
+        heavy();
+    else
+        light();
+}
+
+__attribute__((noinline)) int strlen_(const char *s)
+{
+    int n = 0;
+    while (*s++)
+        n++;
+    return n;
+}
+
+int main(void)
+{
+    dispatch(sink);
+    return strlen_((const char *)buf);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def elf(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("cli"), "cli", SRC)
+
+
+def _err_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_json_and_html_outputs(elf: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r.json"
+    html = tmp_path / "r.html"
+    rc = main(["wcet", str(elf), "--entry", "dispatch", "--entry", "dispatch@light", "--model", "simple",
+               "--json", str(out), "--html", str(html), "--quiet"])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    names = [e["name"] for e in data["entries"]]
+    assert names == ["dispatch", "dispatch@light"]
+    full, light = data["entries"]
+    assert full["bound_cycles"] > light["bound_cycles"] > 0
+    # the unrestricted worst path goes through heavy's loop, the restricted one through light
+    fns = {s["function"] for s in full["worst_path"]}
+    assert "heavy" in fns and "light" not in fns
+    assert "light" in {s["function"] for s in light["worst_path"]}
+    # path steps add up to the bound (simple model: no loop-entry penalties)
+    assert sum(s["cycles_total"] for s in full["worst_path"]) == full["bound_cycles"]
+    assert sum(full["per_function"].values()) == full["bound_cycles"]
+    loops = full["loops"]
+    assert len(loops) == 1 and loops[0]["function"] == "heavy" and loops[0]["bound"] == 16
+    text = html.read_text()
+    assert "heavy" in text and "<table>" in text and f"{full['bound_cycles']:,}" in text
+
+
+def test_table_output(elf: Path, capsys) -> None:
+    rc = main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--path"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "WCET bounds" in out and "dispatch" in out and "worst-case path" in out
+
+
+def test_default_model_runs(elf: Path, tmp_path: Path) -> None:
+    pytest.importorskip("kairos.wcet.microarch")
+    out = tmp_path / "u54.json"
+    assert main(["wcet", str(elf), "-e", "dispatch", "--json", str(out), "-q"]) == 0
+    simple = tmp_path / "s.json"
+    assert main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--json", str(simple), "-q"]) == 0
+    u54 = json.loads(out.read_text())["entries"][0]["bound_cycles"]
+    assert u54 > 0
+    assert json.loads(out.read_text())["model"] == "u54"
+
+
+def test_unbounded_loop_reported(elf: Path, capsys) -> None:
+    rc = main(["wcet", str(elf), "-e", "strlen_", "-m", "simple"])
+    assert rc == 2
+    line = _err_line(capsys)
+    assert line.startswith("kairos wcet: error: loop at 0x")
+    assert "in strlen_ (cli.c:" in line and "has no bound" in line
+
+
+def test_annotation_fixes_unbounded_loop(elf: Path, tmp_path: Path, capsys) -> None:
+    ann = tmp_path / "a.toml"
+    ann.write_text('[[loop]]\nfunction = "strlen_"\nmax = 64\n')
+    out = tmp_path / "a.json"
+    assert main(["wcet", str(elf), "-e", "strlen_", "-m", "simple", "-a", str(ann), "--json", str(out), "-q"]) == 0
+    e = json.loads(out.read_text())["entries"][0]
+    assert e["loops"][0]["bound"] == 64 and "a.toml" in e["loops"][0]["bound_source"]
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("[[loop]]\nmax = 3\n", "give 'address'"),
+    ("[[loop]]\nfunction = \"x\"\n", "missing 'max'"),
+    ("[[loop\n", "invalid TOML"),
+    ("[[loop]]\nfunction = \"heavy\"\nmax = 0\n", "max must be >= 1"),
+    ("[[loop]]\naddress = 0x10\nmax = 2\n", "matches no analysed loop"),
+    ("bogus = 1\n", "unknown key"),
+])
+def test_bad_annotation_files(elf: Path, tmp_path: Path, capsys, content: str, needle: str) -> None:
+    ann = tmp_path / "bad.toml"
+    ann.write_text(content)
+    rc = main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "-a", str(ann), "-q"])
+    assert rc == 2
+    line = _err_line(capsys)
+    assert line.startswith("kairos wcet: error:") and needle in line
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--entry", "no_such_symbol"], "symbol 'no_such_symbol' not found"),
+    (["--entry", "dispatch@no_such"], "symbol 'no_such' not found"),
+    (["--entry", "dispatch", "--model", "pentium"], "unknown processor model"),
+])
+def test_bad_arguments(elf: Path, capsys, argv: list[str], needle: str) -> None:
+    rc = main(["wcet", str(elf), *argv, "-q"])
+    assert rc == 2
+    assert needle in _err_line(capsys)
+
+
+def test_not_an_elf(tmp_path: Path, capsys) -> None:
+    f = tmp_path / "junk.bin"
+    f.write_bytes(b"\x7fELF" + bytes(60))
+    assert main(["wcet", str(f), "-e", "x"]) == 2
+    line = _err_line(capsys)
+    assert line.startswith("kairos wcet: error:") and "junk.bin" in line
