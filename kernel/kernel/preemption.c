@@ -29,6 +29,8 @@ void entry_stamp_resume(void) { excluded += read_instret() - paused_at; }
 void kernel_exit_stamp(void);
 void kernel_exit_stamp(void)
 {
+    if (entry_instret == 0)
+        return; /* the first exit ends boot, not a kernel entry */
     u64 length = read_instret() - entry_instret - excluded;
     if (length > debug_counters[COUNTER_LONGEST_ENTRY_INSTRET]) {
         debug_counters[COUNTER_LONGEST_ENTRY_INSTRET] = length;
