@@ -101,6 +101,9 @@ def test_on_target_suite(ktest_elf, check_kernel, tmp_path, memory):
     r, passed = run_suite(check_kernel, ktest_elf, memory, filter_)
     if filter_:
         return
+    # DebugNameThread then DebugDumpScheduler: the dump lists the new name.
+    dump = r.lines[r.lines.index("debug: dump follows") + 1 : r.lines.index("debug: dump done")]
+    assert any(l.startswith("ktest-root-thread") and "running" in l for l in dump), dump
     # The device tree the root task found is the one QEMU built, as OpenSBI
     # passed it on: identical except for OpenSBI's documented fix-ups and
     # the random seed QEMU draws per boot.
