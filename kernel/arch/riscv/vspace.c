@@ -1,17 +1,39 @@
-/* Sv39 page-table handling: boot mappings and address-space switches. */
+/* Sv39 page-table handling: boot mappings, walks, user PTEs, TLB maintenance
+ * and address-space switches. The decoders that use these live in
+ * arch/riscv/object/vspace.c; the ASID table in arch/riscv/object/asid.c.
+ *
+ * Every loop here is bounded by a constant: a walk has at most 3 levels, a
+ * table 512 entries. */
 #include <arch/csr.h>
 #include <arch/memory.h>
 #include <arch/vspace.h>
 #include <kernel.h>
 
-/* The kernel's root table: its upper half is copied into every user root. */
+/* The kernel's root table: its upper half is copied into every user root, and
+ * with its lower half empty it is the address space of threads without a
+ * valid VSpace. */
 pte_t kernel_root_pt[512] ALIGNED(4096);
 
 static word_t active_satp;
 
-static inline pte_t pte_table(paddr_t pt) { return ((pt >> 12) << 10) | PTE_V; }
-static inline paddr_t pte_paddr(pte_t pte) { return (pte >> 10) << 12; }
 static inline word_t pt_index(vaddr_t va, int level) { return (va >> (12 + 9 * level)) & 511; }
+static inline pte_t *pte_next_table(pte_t e) { return (pte_t *)paddr_to_kptr(pte_paddr(e)); }
+
+static inline word_t make_satp(paddr_t root_pa, word_t asid)
+{
+    return SATP_MODE_SV39 | ((asid & MASK(ASID_BITS)) << 44) | (root_pa >> 12);
+}
+
+/* sfence.vma with an ASID operand: only that ASID's non-global entries. The
+ * kernel window is global, so the kernel's own translations stay. */
+static inline void sfence_vma_asid(word_t asid)
+{
+    __asm__ volatile("sfence.vma zero, %0" ::"r"(asid) : "memory");
+}
+static inline void sfence_vma_page_asid(vaddr_t va, word_t asid)
+{
+    __asm__ volatile("sfence.vma %0, %1" ::"r"(va), "r"(asid) : "memory");
+}
 
 void vspace_boot_finish(void)
 {
@@ -32,8 +54,8 @@ void vspace_install_table(pte_t *root, vaddr_t vaddr, int level, paddr_t pt_pa)
     pte_t *table = root;
     for (int l = 2; l > level; l--) {
         pte_t e = table[pt_index(vaddr, l)];
-        kassert(e & PTE_V);
-        table = (pte_t *)paddr_to_kptr(pte_paddr(e));
+        kassert(pte_is_table(e));
+        table = pte_next_table(e);
     }
     table[pt_index(vaddr, level)] = pte_table(pt_pa);
 }
@@ -43,18 +65,136 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa)
     pte_t *table = root;
     for (int l = 2; l > 0; l--) {
         pte_t e = table[pt_index(vaddr, l)];
-        kassert(e & PTE_V);
-        table = (pte_t *)paddr_to_kptr(pte_paddr(e));
+        kassert(pte_is_table(e));
+        table = pte_next_table(e);
     }
-    table[pt_index(vaddr, 0)] = ((frame_pa >> 12) << 10) | PTE_V | PTE_R | PTE_W | PTE_X | PTE_U | PTE_A | PTE_D;
+    table[pt_index(vaddr, 0)] = make_user_pte(frame_pa, true, VM_READ_WRITE);
 }
+
+/* ---- switching address spaces ---- */
 
 void vspace_activate(paddr_t root_pa, word_t asid)
 {
-    word_t satp = SATP_MODE_SV39 | ((asid & 0xffff) << 44) | (root_pa >> 12);
+    /* Only the root the ASID table registers for this ASID is a VSpace
+     * (a page table that is not a root, or a root whose ASID or pool has
+     * been deleted, must not be used: its memory may be reused). */
+    if (asid == ASID_INVALID || find_vspace_for_asid(asid) != root_pa) {
+        root_pa = kptr_to_paddr(kernel_root_pt);
+        asid = ASID_INVALID;
+    }
+    word_t satp = make_satp(root_pa, asid);
     if (satp == active_satp)
         return;
     csr_write(satp, satp);
+    /* A full flush on every switch: ASIDs then only matter for the targeted
+     * flushes below, and a reused ASID can never see stale entries. */
     sfence_vma_all();
     active_satp = satp;
+}
+
+void vspace_revalidate_active(void)
+{
+    vspace_activate((active_satp & MASK(44)) << 12, (active_satp >> 44) & MASK(ASID_BITS));
+}
+
+void vspace_flush_asid(word_t asid) { sfence_vma_asid(asid); }
+
+/* ---- walks and PTEs ---- */
+
+struct pt_slot vspace_lookup_pt_slot(pte_t *root, vaddr_t vaddr)
+{
+    struct pt_slot r;
+    r.bits_left = 30;
+    r.slot = &root[(vaddr >> 30) & 511];
+    /* At most two descents: the 4 KiB level has no next table. */
+    for (int level = 2; level > 0 && pte_is_table(*r.slot); level--) {
+        r.bits_left -= 9;
+        r.slot = &pte_next_table(*r.slot)[(vaddr >> r.bits_left) & 511];
+    }
+    return r;
+}
+
+enum vm_rights mask_vm_rights(enum vm_rights vm, word_t cap_rights)
+{
+    bool read = (cap_rights & RIGHT_READ) != 0;
+    bool write = (cap_rights & RIGHT_WRITE) != 0;
+    if (vm == VM_READ_ONLY && read)
+        return VM_READ_ONLY;
+    if (vm == VM_READ_WRITE && read)
+        return write ? VM_READ_WRITE : VM_READ_ONLY;
+    return VM_KERNEL_ONLY;
+}
+
+pte_t make_user_pte(paddr_t frame, bool executable, enum vm_rights rights)
+{
+    bool write = rights == VM_READ_WRITE;
+    bool read = rights == VM_READ_WRITE || rights == VM_READ_ONLY;
+    /* Kernel-only without execute: nothing the user may do, so no mapping
+     * (the frame cap still records it). With execute: an execute-only page. */
+    if (!read && !write && !executable)
+        return 0;
+    pte_t pte = ((frame >> 12) << 10) | PTE_V | PTE_U | PTE_A | PTE_D;
+    if (read)
+        pte |= PTE_R;
+    if (write)
+        pte |= PTE_W;
+    if (executable)
+        pte |= PTE_X;
+    return pte;
+}
+
+void vspace_update_leaf(pte_t *slot, pte_t pte, word_t asid, vaddr_t vaddr)
+{
+    *slot = pte;
+    /* A leaf of any size is flushed by one address inside it. */
+    sfence_vma_page_asid(vaddr, asid);
+}
+
+void vspace_update_table_entry(pte_t *slot, pte_t pte, word_t asid)
+{
+    *slot = pte;
+    /* A table entry covers up to 1 GiB of leaves: flush the whole ASID
+     * rather than every page under it. */
+    sfence_vma_asid(asid);
+}
+
+void unmap_page(u32 size, word_t asid, vaddr_t vaddr, paddr_t frame)
+{
+    paddr_t root = find_vspace_for_asid(asid);
+    if (!root)
+        return;
+    struct pt_slot s = vspace_lookup_pt_slot((pte_t *)paddr_to_kptr(root), vaddr);
+    if (s.bits_left != frame_size_bits(size))
+        return;
+    pte_t e = *s.slot;
+    /* Only if the entry still maps this frame: someone else's mapping made
+     * after ours was lost (table unmapped and replaced) stays. */
+    if (!pte_is_valid(e) || pte_is_table(e) || pte_paddr(e) != frame)
+        return;
+    vspace_update_leaf(s.slot, 0, asid, vaddr);
+}
+
+void unmap_page_table(word_t asid, vaddr_t vaddr, paddr_t pt)
+{
+    paddr_t root = find_vspace_for_asid(asid);
+    if (!root || root == pt)
+        return;
+    pte_t *table = (pte_t *)paddr_to_kptr(root);
+    pte_t *target = (pte_t *)paddr_to_kptr(pt);
+    pte_t *slot = NULL;
+    /* Walk at most two levels looking for the entry that points at pt. */
+    for (int level = 2; level > 0 && table != target; level--) {
+        slot = &table[pt_index(vaddr, level)];
+        if (!pte_is_table(*slot))
+            return; /* not reachable any more: nothing to unmap */
+        table = pte_next_table(*slot);
+    }
+    if (table != target || !slot)
+        return;
+    vspace_update_table_entry(slot, 0, asid);
+}
+
+bool frame_cap_ok_for_ipc_buffer(cap_t c)
+{
+    return cap_type(c) == CAP_FRAME && !cap_frame_is_device(c);
 }

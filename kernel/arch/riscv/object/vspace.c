@@ -1,9 +1,261 @@
-/* page table, frame and ASID invocations: not implemented yet (the object-model and scheduling work fills this
- * in). Until then the invocation is refused with IllegalOperation. */
+/* Invocations on RISC-V caps: PageTable_Map/Unmap, Page_Map/Unmap/GetAddress,
+ * ASIDControl_MakePool and ASIDPool_Assign (labels 37-43).
+ *
+ * Each decoder makes seL4's checks in seL4's order
+ * (shared/abi/errors-by-invocation.md, "RISC-V MMU") and changes nothing;
+ * only then does its perform step run, which cannot fail. The longest step
+ * here is zeroing a page table on PageTable_Unmap (512 stores) or zeroing a
+ * new ASID pool (4 KiB); everything else is a walk of at most three levels or
+ * a scan of at most 512 pool entries. */
+#include <arch/memory.h>
+#include <arch/vspace.h>
+#include <cdt.h>
+#include <cspace.h>
 #include <invocation.h>
+#include <string.h>
+
+static struct syscall_error invalid_root_error(void)
+{
+    struct lookup_failure f = {LOOKUP_INVALID_ROOT, 0, 0, 0};
+    return failed_lookup_error(false, &f);
+}
+
+static struct syscall_error missing_capability_error(word_t bits_left)
+{
+    struct lookup_failure f = {LOOKUP_MISSING_CAPABILITY, bits_left, 0, 0};
+    return failed_lookup_error(false, &f);
+}
+
+static pte_t *pt_kptr(paddr_t p) { return (pte_t *)paddr_to_kptr(p); }
+
+/* ---- page tables (labels 37, 38) ---- */
+
+static void perform_page_table_unmap(cte_t *slot)
+{
+    cap_t c = slot->cap;
+    if (cap_is_mapped(c)) {
+        unmap_page_table(cap_mapped_asid(c), cap_mapped_vaddr(c), cap_obj(c));
+        /* seL4 clears the table: frames and tables below it are no longer
+         * reachable through it (their caps keep stale mapping records, which
+         * unmap_page and unmap_page_table recognise). 512 stores: bounded. */
+        memset(pt_kptr(cap_obj(c)), 0, 1ul << PAGE_TABLE_BITS);
+    }
+    slot->cap = cap_clear_mapping(c);
+}
+
+static struct syscall_error decode_page_table(struct invocation *inv)
+{
+    struct tcb *t = inv->caller;
+    cap_t cap = inv->cap;
+
+    if (inv->label == INV_PAGE_TABLE_UNMAP) {
+        if (!cdt_is_final_cap(inv->slot))
+            return error0(ERR_REVOKE_FIRST);
+        /* An assigned VSpace root is unmapped only by deleting it. */
+        if (cap_is_mapped(cap) && find_vspace_for_asid(cap_mapped_asid(cap)) == cap_obj(cap))
+            return error0(ERR_REVOKE_FIRST);
+        perform_page_table_unmap(inv->slot);
+        return no_error();
+    }
+    if (inv->label != INV_PAGE_TABLE_MAP)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (inv->length < 2 || inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (cap_is_mapped(cap))
+        return error1(ERR_INVALID_CAPABILITY, 0);
+    word_t vaddr = get_mr(t, 0);
+    cap_t vs = inv->extra[0];
+    if (cap_type(vs) != CAP_PAGE_TABLE || !cap_is_mapped(vs))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    word_t asid = cap_mapped_asid(vs);
+    if (vaddr >= USER_TOP)
+        return error1(ERR_INVALID_ARGUMENT, 0);
+    paddr_t root = find_vspace_for_asid(asid);
+    if (!root)
+        return invalid_root_error();
+    if (root != cap_obj(vs))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    struct pt_slot s = vspace_lookup_pt_slot(pt_kptr(root), vaddr);
+    /* Tables already down to the 4 KiB level, or a leaf where the table
+     * would go. */
+    if (s.bits_left == PAGE_BITS || pte_is_valid(*s.slot))
+        return error0(ERR_DELETE_FIRST);
+
+    /* Perform: the table covers the 1 GiB or 2 MiB region it was installed
+     * for; the cap records that region's base. */
+    inv->slot->cap = cap_set_mapping(cap, asid, vaddr & ~MASK(s.bits_left));
+    vspace_update_table_entry(s.slot, pte_table(cap_obj(cap)), asid);
+    return no_error();
+}
+
+/* ---- frames (labels 39, 40, 41) ---- */
+
+static void perform_page_unmap(cte_t *slot)
+{
+    cap_t c = slot->cap;
+    if (cap_is_mapped(c))
+        unmap_page(cap_frame_size(c), cap_mapped_asid(c), cap_mapped_vaddr(c), cap_obj(c));
+    slot->cap = cap_clear_mapping(c);
+}
+
+static struct syscall_error decode_page_map(struct invocation *inv)
+{
+    struct tcb *t = inv->caller;
+    cap_t frame = inv->cap;
+
+    if (inv->length < 3 || inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t vaddr = get_mr(t, 0);
+    word_t rights_mask = get_mr(t, 1);
+    word_t attr = get_mr(t, 2);
+    cap_t vs = inv->extra[0];
+    if (cap_type(vs) != CAP_PAGE_TABLE || !cap_is_mapped(vs))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    word_t asid = cap_mapped_asid(vs);
+    paddr_t root = find_vspace_for_asid(asid);
+    if (!root)
+        return invalid_root_error();
+    if (root != cap_obj(vs))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    word_t bits = frame_size_bits(cap_frame_size(frame));
+    /* seL4 computes the top without an overflow check; a wrapped top needs
+     * an unaligned vaddr, which the alignment check then refuses. */
+    if (vaddr + MASK(bits) >= USER_TOP)
+        return error1(ERR_INVALID_ARGUMENT, 0);
+    if (vaddr & MASK(bits))
+        return error0(ERR_ALIGNMENT_ERROR);
+    struct pt_slot s = vspace_lookup_pt_slot(pt_kptr(root), vaddr);
+    /* A missing level (or a leaf or tables in the way) is reported as the
+     * size of the level where the walk stopped: libsel4utils maps a table
+     * when it sees 30 or 21 and retries. */
+    if (s.bits_left != bits)
+        return missing_capability_error(s.bits_left);
+    if (cap_is_mapped(frame)) {
+        /* A mapped cap may only be remapped where it is (new rights). */
+        if (cap_mapped_asid(frame) != asid)
+            return error1(ERR_INVALID_CAPABILITY, 1);
+        if (cap_mapped_vaddr(frame) != vaddr)
+            return error1(ERR_INVALID_ARGUMENT, 0);
+    } else if (pte_is_valid(*s.slot)) {
+        return error0(ERR_DELETE_FIRST);
+    }
+
+    /* Perform. The cap keeps its own rights; only the PTE is masked. */
+    enum vm_rights rights = mask_vm_rights(cap_frame_rights(frame), rights_mask);
+    bool executable = !(attr & VM_ATTR_EXECUTE_NEVER);
+    inv->slot->cap = cap_set_mapping(frame, asid, vaddr);
+    vspace_update_leaf(s.slot, make_user_pte(cap_obj(frame), executable, rights), asid, vaddr);
+    return no_error();
+}
+
+static struct syscall_error decode_frame(struct invocation *inv)
+{
+    switch (inv->label) {
+    case INV_PAGE_MAP:
+        return decode_page_map(inv);
+    case INV_PAGE_UNMAP:
+        perform_page_unmap(inv->slot);
+        return no_error();
+    case INV_PAGE_GET_ADDRESS:
+        /* Only a Call gets the reply; a Send changes no register. */
+        if (inv->call) {
+            set_mr(inv->caller, 0, cap_obj(inv->cap));
+            inv->n_reply = 1;
+        }
+        return no_error();
+    default:
+        return error0(ERR_ILLEGAL_OPERATION);
+    }
+}
+
+/* ---- ASID control (label 42) ---- */
+
+static struct syscall_error decode_asid_control(struct invocation *inv)
+{
+    struct tcb *t = inv->caller;
+
+    if (inv->label != INV_ASID_CONTROL_MAKE_POOL)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (inv->length < 2 || inv->n_extra < 2)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t index = get_mr(t, 0);
+    word_t depth = get_mr(t, 1);
+    cte_t *parent = inv->extra_slot[0];
+    cap_t untyped = inv->extra[0];
+    cap_t root = inv->extra[1];
+    word_t pool_number = asid_first_free_pool();
+    if (pool_number == NUM_ASID_POOLS)
+        return error0(ERR_DELETE_FIRST);
+    if (cap_type(untyped) != CAP_UNTYPED || cap_untyped_size_bits(untyped) != ASID_POOL_BITS ||
+        cap_untyped_is_device(untyped))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    if (cdt_has_children(parent))
+        return error0(ERR_REVOKE_FIRST);
+    /* Destination: a CNode-style lookup (seL4's lookupTargetSlot). */
+    if (cap_type(root) != CAP_CNODE)
+        return invalid_root_error();
+    if (depth < 1 || depth > 64)
+        return range_error(1, 64);
+    struct lookup_result r = lookup_slot_for_cnode_op(root, index, depth);
+    if (!r.slot)
+        return failed_lookup_error(false, &r.failure);
+    cte_t *dest = r.slot;
+    if (!cap_is_null(dest->cap))
+        return error0(ERR_DELETE_FIRST);
+
+    /* Perform: the untyped is used up whole (its watermark goes to the end,
+     * so it cannot be retyped while the pool exists), the pool starts empty. */
+    paddr_t pool = cap_obj(untyped);
+    parent->cap.w1 = 1ul << ASID_POOL_BITS; /* cap.h: an untyped's w1 is its watermark */
+    memset(paddr_to_kptr(pool), 0, 1ul << ASID_POOL_BITS);
+    cte_insert(cap_asid_pool(pool, pool_number << ASID_LOW_BITS), parent, dest);
+    asid_register_pool(pool_number, pool);
+    return no_error();
+}
+
+/* ---- ASID pools (label 43) ---- */
+
+static struct syscall_error decode_asid_pool(struct invocation *inv)
+{
+    if (inv->label != INV_ASID_POOL_ASSIGN)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    cap_t vs = inv->extra[0];
+    if (cap_type(vs) != CAP_PAGE_TABLE || cap_is_mapped(vs))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    word_t base = cap_asid_pool_base(inv->cap);
+    paddr_t pool = asid_table[base >> ASID_LOW_BITS];
+    if (!pool)
+        return invalid_root_error();
+    if (pool != cap_obj(inv->cap))
+        return error1(ERR_INVALID_CAPABILITY, 0);
+    word_t offset = asid_pool_first_free((const struct asid_pool *)paddr_to_kptr(pool), base);
+    if (offset == ASID_POOL_ENTRIES)
+        return error0(ERR_DELETE_FIRST);
+
+    /* Perform: the table becomes a root, mapped at address 0 of its ASID,
+     * with the kernel's half of the address space. */
+    word_t asid = base + offset;
+    cte_t *slot = inv->extra_slot[0];
+    slot->cap = cap_set_mapping(vs, asid, 0);
+    vspace_copy_kernel_mappings(pt_kptr(cap_obj(vs)));
+    asid_assign(asid, cap_obj(vs));
+    return no_error();
+}
 
 struct syscall_error arch_decode_invocation(struct invocation *inv)
 {
-    (void)inv;
-    return error0(ERR_ILLEGAL_OPERATION);
+    switch (cap_type(inv->cap)) {
+    case CAP_PAGE_TABLE:
+        return decode_page_table(inv);
+    case CAP_FRAME:
+        return decode_frame(inv);
+    case CAP_ASID_CONTROL:
+        return decode_asid_control(inv);
+    case CAP_ASID_POOL:
+        return decode_asid_pool(inv);
+    default:
+        return error0(ERR_ILLEGAL_OPERATION);
+    }
 }

@@ -1,7 +1,15 @@
-/* Sv39 page tables as the generic kernel sees them. */
+/* Sv39 address spaces: page tables, user mappings and ASIDs (seL4's RISC-V
+ * VSpace model, shared/abi/behaviour.md (g)).
+ *
+ * A VSpace is a page-table object that an ASID pool has assigned an ASID;
+ * its upper half (root entries 256..511) is a copy of the kernel's. Caps record
+ * where they are mapped (ASID, vaddr); the ASID table is the only way from an
+ * ASID to its root, so a root whose ASID was freed can never be activated. */
 #ifndef ARCH_VSPACE_H
 #define ARCH_VSPACE_H
 
+#include <abi.h>
+#include <cap.h>
 #include <types.h>
 
 #define PTE_V (1ul << 0)
@@ -17,6 +25,25 @@ typedef u64 pte_t;
 
 extern pte_t kernel_root_pt[512];
 
+/* Frame sizes as the frame cap encodes them (cap_frame_size). */
+enum frame_size {
+    FRAME_4K = 0,
+    FRAME_2M = 1,
+    FRAME_1G = 2,
+};
+static inline word_t frame_size_bits(u32 size) { return PAGE_BITS + 9ul * size; }
+
+/* ASIDs: 2^7 pools of 2^9; 0 is "no ASID" and never handed out. */
+#define ASID_BITS 16
+#define ASID_LOW_BITS 9
+#define NUM_ASID_POOLS 128
+#define ASID_POOL_ENTRIES 512
+#define ASID_INVALID 0
+
+/* VM attributes word: bit 0 = execute never. */
+#define VM_ATTR_EXECUTE_NEVER 1ul
+
+/* ---- boot-time construction (kernel/kernel/boot.c) ---- */
 /* Drop the identity mapping head.S needed to turn the MMU on. */
 void vspace_boot_finish(void);
 /* Give a new root table the kernel's half of the address space. */
@@ -26,7 +53,72 @@ void vspace_copy_kernel_mappings(pte_t *root);
 void vspace_install_table(pte_t *root, vaddr_t vaddr, int level, paddr_t pt_pa);
 /* Map one 4 KiB user page read/write/execute; all table levels must exist. */
 void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa);
-/* Switch the MMU to the address space rooted at root_pa with the given ASID. */
+
+/* ---- address-space switch ---- */
+/* Switch the MMU to the address space rooted at root_pa with the given ASID.
+ * Only a table that the ASID table currently registers for `asid` is used;
+ * anything else (no ASID, a freed ASID, a non-root table) runs on the kernel's
+ * root, i.e. with no user mappings, as behaviour.md (g) requires. */
 void vspace_activate(paddr_t root_pa, word_t asid);
+/* Re-check the active address space after an ASID was freed (seL4's
+ * setVMRoot(ksCurThread) after deleteASID): never keep running on a root that
+ * is no longer registered, since its memory may be reused. */
+void vspace_revalidate_active(void);
+
+/* ---- page-table walks and mappings ---- */
+struct pt_slot {
+    pte_t *slot;      /* entry where the walk stopped */
+    word_t bits_left; /* 30, 21 or 12: the size bits that entry maps */
+};
+/* seL4's lookupPTSlot: descend from the root while the entry is a valid
+ * pointer to a next-level table. Never fails. */
+struct pt_slot vspace_lookup_pt_slot(pte_t *root, vaddr_t vaddr);
+static inline bool pte_is_valid(pte_t e) { return (e & PTE_V) != 0; }
+static inline bool pte_is_table(pte_t e) { return (e & PTE_V) && !(e & (PTE_R | PTE_W | PTE_X)); }
+static inline paddr_t pte_paddr(pte_t e) { return (e >> 10) << 12; }
+static inline pte_t pte_table(paddr_t pt) { return ((pt >> 12) << 10) | PTE_V; }
+/* seL4's makeUserPTE: user, accessed, dirty, not global. Kernel-only rights
+ * with execute-never give an invalid entry. */
+pte_t make_user_pte(paddr_t frame, bool executable, enum vm_rights rights);
+/* seL4's maskVMRights: a frame's VM rights under a seL4_CapRights mask. */
+enum vm_rights mask_vm_rights(enum vm_rights vm, word_t cap_rights);
+
+/* Write a PTE and make the TLB forget what it cached for it. */
+void vspace_update_leaf(pte_t *slot, pte_t pte, word_t asid, vaddr_t vaddr);
+void vspace_update_table_entry(pte_t *slot, pte_t pte, word_t asid);
+
+/* Remove a frame's mapping if (asid, vaddr) still maps exactly this frame at
+ * this size (seL4's unmapPage). Never fails. */
+void unmap_page(u32 size, word_t asid, vaddr_t vaddr, paddr_t frame);
+/* Remove the entry that points to page table pt from the VSpace of asid, if
+ * it is still reachable at vaddr (seL4's unmapPageTable). Never fails. */
+void unmap_page_table(word_t asid, vaddr_t vaddr, paddr_t pt);
+
+/* ---- ASIDs (arch/riscv/object/asid.c) ---- */
+struct asid_pool {
+    paddr_t vspace[ASID_POOL_ENTRIES]; /* root table of each ASID, 0 = free */
+};
+extern paddr_t asid_table[NUM_ASID_POOLS]; /* pool object of each pool number, 0 = none */
+/* The root registered for asid, or 0 (seL4's findVSpaceForASID). */
+paddr_t find_vspace_for_asid(word_t asid);
+/* First pool number with no pool, or NUM_ASID_POOLS if all exist. */
+word_t asid_first_free_pool(void);
+/* Offset in the pool of its first free ASID (never ASID 0), or
+ * ASID_POOL_ENTRIES if the pool is full. */
+word_t asid_pool_first_free(const struct asid_pool *pool, word_t base);
+void asid_register_pool(word_t pool_number, paddr_t pool);
+void asid_assign(word_t asid, paddr_t root);
+/* Free asid if it still names root (seL4's deleteASID). */
+void delete_asid(word_t asid, paddr_t root);
+/* Free a whole pool if it is still registered (seL4's deleteASIDPool). */
+void delete_asid_pool(word_t base, paddr_t pool);
+
+/* TLB maintenance for one ASID (all its non-global entries). */
+void vspace_flush_asid(word_t asid);
+
+/* ---- for the TCB code ---- */
+/* Can this cap back an IPC buffer? A frame, and not device memory
+ * (seL4's checkValidIPCBuffer; the caller checks the 1 KiB alignment). */
+bool frame_cap_ok_for_ipc_buffer(cap_t c);
 
 #endif
