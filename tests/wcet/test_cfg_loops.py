@@ -87,6 +87,13 @@ __attribute__((noinline)) int sw(int op, int v)
     }
 }
 
+__attribute__((noinline)) void triangle(void)        /* inner trip count grows with i */
+{
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < i; j++)
+            sink = j;
+}
+
 __attribute__((noinline)) int unbounded(const char *s)
 {
     int n = 0;
@@ -97,7 +104,7 @@ __attribute__((noinline)) int unbounded(const char *s)
 
 int main(void)
 {
-    counted(); nested(); by_pointer(); down(); from_const();
+    counted(); nested(); by_pointer(); down(); from_const(); triangle();
     return calls() + sw(sink, 3) + unbounded("abc");
 }
 """
@@ -194,6 +201,21 @@ def test_nested_loops_and_bounds(prog_elf: Path) -> None:
     assert bo.max == _header_counts(prog_elf, "nested", outer.header)
     # inner header runs bi.max times per entry; entered once per outer iteration
     assert bi.max * bo.max == _header_counts(prog_elf, "nested", inner.header)
+
+
+def test_triangular_nest_total_matches_real_run(prog_elf: Path) -> None:
+    from kairos.wcet import ipet
+    img = ElfImage(str(prog_elf))
+    p = build_program(img, ["triangle"])
+    f = p.function("triangle")
+    fo = find_loops(f)
+    assert len(fo.loops) == 2
+    inner = max(fo.loops, key=lambda lp: lp.depth)
+    r = ipet.solve(p, "triangle", BoundAnalysis(p), ipet.simple_cost)
+    observed = _header_counts(prog_elf, "triangle", inner.header)
+    got = r.counts[((), inner.header)]
+    assert got >= observed          # sound
+    assert got == observed          # the per-outer-entry total makes it exact (not 11 * 11)
 
 
 def test_context_sensitive_argument_bounds(prog_elf: Path) -> None:

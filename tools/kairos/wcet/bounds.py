@@ -46,6 +46,7 @@ MAX_SIMULATED_ITERATIONS = 1 << 20
 class LoopBound:
     max: int          # header executions per loop entry
     source: str       # "auto: …" or the annotation's origin
+    total: int | None = None   # header executions per entry of the *enclosing* loop (triangular nests)
 
 
 BoundProvider = Callable[[Program, LoopForest, Loop], "LoopBound | None"]
@@ -215,7 +216,8 @@ class BoundAnalysis:
                 self._absexec_cache[key] = res
             if loop.header in res:
                 how = "" if outer is loop else f" within the loop at {outer.header:#x}"
-                return LoopBound(res[loop.header], f"auto: abstract execution{how}")
+                tot = res.get(("total", loop.header))
+                return LoopBound(res[loop.header], f"auto: abstract execution{how}", tot)
         return None
 
     def _nested_bound(self, forest: LoopForest, loop: Loop, cin: dict | None) -> LoopBound | None:
@@ -249,6 +251,7 @@ class BoundAnalysis:
                     regs[r] = ("?",)
         vals = {r: pinit[r] for r in pivs}
         best = 0
+        total = 0
         source = ""
         for _k in range(pb.max):
             env = {**pinv, **vals}
@@ -262,10 +265,12 @@ class BoundAnalysis:
             b = self._auto_bound_flat(forest, loop, cin, init_override=init)
             if b is None:
                 return None
+            total += b.max
             if b.max > best:
                 best, source = b.max, b.source
             vals = {r: _eval(pivs[r][2], {**env, r: vals[r]}, self._load) for r in pivs}
-        return LoopBound(best, source + f" (max over {pb.max} iterations of the loop at {parent.header:#x})")
+        return LoopBound(best, source + f" (max over {pb.max} iterations of the loop at {parent.header:#x})",
+                         total)
 
     def _loop_state(self, forest: LoopForest, loop: Loop, cin: dict | None,
                     init_override: dict[int, int] | None = None):
@@ -522,6 +527,10 @@ class _AbsExec:
         return {r: (v if b.get(r, _UNK) == v else _UNK) for r, v in a.items()}
 
     def simulate(self, loop: Loop, entry: dict[int, tuple]) -> dict[tuple[int, int], dict]:
+        exits, _count = self._simulate(loop, entry)
+        return exits
+
+    def _simulate(self, loop: Loop, entry: dict[int, tuple]) -> tuple[dict[tuple[int, int], dict], int]:
         fo = self.forest
         body = sorted((b for b in loop.blocks
                        if fo.innermost.get(b) is loop or any(c.header == b for c in loop.children)),
@@ -530,6 +539,7 @@ class _AbsExec:
         exits: dict[tuple[int, int], dict] = {}
         state: dict | None = entry
         count = 0
+        child_totals: dict[int, int] = {}
         prev: dict | None = None
         while state is not None:
             count += 1
@@ -542,7 +552,8 @@ class _AbsExec:
                 if st is None:
                     continue
                 if bs in children and bs != loop.header:
-                    outs = self.simulate(children[bs], st)
+                    outs, ccount = self._simulate(children[bs], st)
+                    child_totals[bs] = child_totals.get(bs, 0) + ccount
                     flows = [(dst, s2, src) for (src, dst), s2 in outs.items()]
                 else:
                     st2 = self._run_block(bs, st)
@@ -558,7 +569,9 @@ class _AbsExec:
                 raise _Cannot("no progress")
             prev, state = state, back
         self.result[loop.header] = max(self.result.get(loop.header, 0), count)
-        return exits
+        for h, t in child_totals.items():
+            self.result[("total", h)] = max(self.result.get(("total", h), 0), t)
+        return exits, count
 
 
 def _absexec_bounds(ba: "BoundAnalysis", forest: LoopForest, outer: Loop, cin: dict | None) -> dict[int, int]:

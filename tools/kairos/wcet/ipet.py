@@ -85,6 +85,7 @@ class LoopInstance:
     source: str
     entry_edges: list[int]
     back_edges: list[int]
+    total: int | None = None     # header executions per entry of the enclosing loop
 
 
 @dataclass
@@ -232,7 +233,7 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
                 g.loops.append(LoopInstance(ctx, lp, 1, "halt loop (no exit): path ends here", entries, backs))
                 continue
             b = bounds.bound(fo, lp, g.chains[ctx], ctx)
-            g.loops.append(LoopInstance(ctx, lp, b.max, b.source, entries, backs))
+            g.loops.append(LoopInstance(ctx, lp, b.max, b.source, entries, backs, b.total))
     for i in range(len(g.nodes)):
         if out_deg[i] == 0:
             g.add_edge(i, SINK)
@@ -308,9 +309,17 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
     for i in range(n_nodes):
         add_row([(e, 1.0) for e in in_edges[i]] + [(e, -1.0) for e in out_edges[i]], 0.0, 0.0)
     add_row([(e, 1.0) for e in src_edges], 1.0, 1.0)
+    by_loop = {(li.ctx, li.loop.header): li for li in g.loops}
     for li in g.loops:
         terms = [(e, 1.0) for e in li.back_edges] + [(e, -(li.bound - 1.0)) for e in li.entry_edges]
         add_row(terms, -highspy.kHighsInf, 0.0)
+        parent = li.loop.parent
+        if li.total is not None and parent is not None and (li.ctx, parent.header) in by_loop:
+            # triangular nests: header executions per entry of the enclosing loop
+            pli = by_loop[(li.ctx, parent.header)]
+            terms = [(e, 1.0) for e in li.back_edges + li.entry_edges] + \
+                    [(e, -float(li.total)) for e in pli.entry_edges]
+            add_row(terms, -highspy.kHighsInf, 0.0)
     for fn in list(extra_constraints) + EXTRA_CONSTRAINTS:
         for c in fn(g):
             add_row(c.terms, c.rhs if c.equal else -highspy.kHighsInf, c.rhs)

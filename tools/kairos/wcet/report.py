@@ -35,7 +35,8 @@ def _loop_rows(er: EntryResult, an: Analysis) -> list[dict]:
     for li in er.result.loops:
         out.append({"function": li.loop.func.name, "header": f"{li.loop.header:#x}",
                     "source": an.image.source_of(li.loop.header),
-                    "context": [f"{c:#x}" for c in li.ctx], "bound": li.bound, "bound_source": li.source})
+                    "context": [f"{c:#x}" for c in li.ctx], "bound": li.bound, "bound_source": li.source,
+                    "total_per_outer_entry": li.total})
     return out
 
 

@@ -29,6 +29,7 @@ Results (``ValueInfo``):
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from kairos.wcet.cfg import CALLER_SAVED, MASK64, Context, Function, Program, Term, _rpo
@@ -128,13 +129,25 @@ class ValueInfo:
         if new[1] >= old[1] and new[2] <= old[2]:
             return old
         if new[0] == "abs":
-            lo, hi = min(old[1], new[1]), max(old[2], new[2])
-            for a, b in self._objects:
-                if a <= old[1] and old[2] < b:
-                    if a <= lo and hi < b + 64:   # allow one-past-the-end style growth
-                        return ("abs", a, b - 1)
-                    return ("abs", a, b - 1) if a <= lo else None
+            obj = (self._object_of(old) or self._object_of(("abs", old[2], old[2]))
+                   or self._object_of(("abs", old[1], old[1])))
+            if obj is not None:
+                return ("abs", obj[0], obj[1])   # pointer stays within [start, one past the end]
             return None
+        return None
+
+    def _object_of(self, v: Val) -> tuple[int, int] | None:
+        """The data object whose [start, end] contains the interval ``v``."""
+        if v is None or v[0] != "abs":
+            return None
+        i = bisect.bisect_right(self._objects, (v[1], 1 << 70)) - 1
+        while i >= 0:
+            a, b = self._objects[i]
+            if a <= v[1] and v[2] <= b:
+                return a, b
+            if b < v[1] - (1 << 24):
+                break
+            i -= 1
         return None
 
     def _analyse(self, f: Function) -> None:
@@ -225,12 +238,20 @@ class ValueInfo:
             if a is not None and b is not None:
                 if a[0] == "abs" and b[0] == "abs":
                     v = ("abs", a[1] + b[1], a[2] + b[2])
+                    for x in (a, b):   # indexing an object: stays within it (C rule)
+                        obj = self._object_of(x)
+                        if obj is not None and x[1] == x[2] and not (obj[0] <= v[1] and v[2] <= obj[1]):
+                            v = ("abs", obj[0], obj[1])
                 elif a[0] == "sp" and b[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
                 elif b[0] == "sp" and a[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
                 if m == "addw" and v is not None and not (v[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
+            elif m == "add" and (a is None) != (b is None):
+                obj = self._object_of(a if a is not None else b)
+                if obj is not None:   # object base + unknown index: stays within the object (C rule)
+                    v = ("abs", obj[0], obj[1])
         elif m == "sub":
             b = get(ins.rs2)
             if a is not None and b is not None and b[0] == "abs":
