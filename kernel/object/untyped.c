@@ -1,9 +1,272 @@
-/* Untyped_Retype: not implemented yet (the object-model and scheduling work fills this
- * in). Until then the invocation is refused with IllegalOperation. */
+/* Untyped memory and Untyped_Retype (shared/abi/errors-by-invocation.md
+ * "Untyped", behaviour.md a.4).
+ *
+ * An untyped cap names a naturally aligned block of 2^size_bits bytes and
+ * carries a watermark (the "free index", in bytes from the base) in its slot.
+ * Invariant kept for RAM untypeds: every byte at or above the watermark is
+ * zero, so objects are created without clearing them. Boot untypeds start
+ * with the watermark at the end (nothing was zeroed at boot); an untyped
+ * whose derivation tree has no children is reset on its next retype: the
+ * used part is zeroed from the top down in 2^CONFIG_RESET_CHUNK_BITS-byte
+ * chunks, the watermark lowered after each chunk and a preemption point
+ * taken, so the work is bounded per kernel entry and a restarted call
+ * continues where it stopped. Device untypeds are never written. */
+#include <arch/csr.h>
+#include <arch/memory.h>
+#include <cdt.h>
+#include <cspace.h>
+#include <invariants.h>
 #include <invocation.h>
+#include <kernel.h>
+#include <objecttype.h>
+#include <preemption.h>
+#include <string.h>
+#include <thread.h>
+
+/* seL4's CONFIG_RETYPE_FAN_OUT_LIMIT: at most this many objects per call,
+ * which bounds the slot checks and the creation loop of one retype. */
+#ifndef CONFIG_RETYPE_FAN_OUT_LIMIT
+#define CONFIG_RETYPE_FAN_OUT_LIMIT 256
+#endif
+
+#define RESET_CHUNK (1ul << CONFIG_RESET_CHUNK_BITS)
+
+/* Bytes a scheduling context's header takes before its refill ring (object.h). */
+#define SC_HEADER_BYTES 96
+
+static cap_t untyped_set_free_index(cap_t c, word_t free_index)
+{
+    c.w1 = free_index; /* cap.h: w1 of an untyped cap is the watermark */
+    return c;
+}
+
+word_t object_size_bits(enum object_type type, word_t user_size_bits)
+{
+    switch (type) {
+    case OBJ_UNTYPED:
+    case OBJ_SCHED_CONTEXT:
+        return user_size_bits;
+    case OBJ_TCB:
+        return TCB_BITS;
+    case OBJ_ENDPOINT:
+        return ENDPOINT_BITS;
+    case OBJ_NOTIFICATION:
+        return NOTIFICATION_BITS;
+    case OBJ_CNODE:
+        return user_size_bits + SLOT_BITS;
+    case OBJ_REPLY:
+        return REPLY_BITS;
+    case OBJ_GIGA_PAGE:
+    case OBJ_SMALL_PAGE:
+    case OBJ_LARGE_PAGE:
+    case OBJ_PAGE_TABLE:
+    case OBJ_TYPE_COUNT:
+        break;
+    }
+    return arch_object_size_bits(type);
+}
+
+/* The non-zero defaults of a new thread: everything else (registers, FP
+ * state, slots, links) is the zero the memory already holds. Inactive,
+ * priority 0, MCP 0, domain 0, no scheduling context, FPU enabled (flags 0,
+ * FS clean as for every thread that may use the FPU), user mode on return. */
+static void init_new_tcb(struct tcb *t)
+{
+    t->state = THREAD_INACTIVE;
+    t->priority = 0;
+    t->mcp = 0;
+    t->domain = 0;
+    t->flags = 0;
+    t->ctx.sstatus = SSTATUS_SPIE | SSTATUS_FS_CLEAN;
+#if CONFIG_DEBUG_BUILD
+    /* seL4 debug builds name a new thread after its creator. */
+    {
+        char name[CONFIG_TCB_NAME_LENGTH];
+        static const char prefix[] = "child of: '";
+        word_t n = 0;
+        for (word_t i = 0; prefix[i] && n + 1 < sizeof(name); i++)
+            name[n++] = prefix[i];
+        const char *parent = current_thread ? thread_name(current_thread) : "";
+        for (word_t i = 0; parent[i] && n + 2 < sizeof(name); i++)
+            name[n++] = parent[i];
+        name[n++] = '\'';
+        name[n] = '\0';
+        thread_set_name(t, name, sizeof(name));
+    }
+#endif
+    debug_register_thread(t);
+    invariants_register_slots(t->slots, TCB_NUM_SLOTS);
+}
+
+/* A new scheduling context: unconfigured (no budget, no refills, unbound);
+ * its refill ring holds what fits after the header. */
+static void init_new_sched_context(struct sched_context *sc, word_t size_bits)
+{
+    sc->size_bits = (u32)size_bits;
+    sc->refill_max = (u32)(((1ul << size_bits) - SC_HEADER_BYTES) / sizeof(struct refill));
+}
+
+cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device)
+{
+    switch (type) {
+    case OBJ_UNTYPED:
+        /* A child untyped starts empty: its memory is above the parent's old
+         * watermark, hence already zero. */
+        return cap_untyped(paddr, (u32)size_bits, device, 0);
+    case OBJ_TCB:
+        init_new_tcb(tcb_from_paddr(paddr));
+        return cap_thread(paddr);
+    case OBJ_ENDPOINT:
+        return cap_endpoint(paddr, RIGHTS_ALL, 0);
+    case OBJ_NOTIFICATION:
+        return cap_notification(paddr, RIGHT_READ | RIGHT_WRITE, 0);
+    case OBJ_CNODE:
+        invariants_register_slots((cte_t *)paddr_to_kptr(paddr), 1ul << size_bits);
+        return cap_cnode(paddr, (u32)size_bits, 0, 0);
+    case OBJ_SCHED_CONTEXT:
+        init_new_sched_context((struct sched_context *)paddr_to_kptr(paddr), size_bits);
+        return cap_sched_context(paddr, (u32)size_bits);
+    case OBJ_REPLY:
+        return cap_reply(paddr, true);
+    case OBJ_GIGA_PAGE:
+    case OBJ_SMALL_PAGE:
+    case OBJ_LARGE_PAGE:
+    case OBJ_PAGE_TABLE:
+    case OBJ_TYPE_COUNT:
+        break;
+    }
+    return arch_create_object(type, paddr, size_bits, device);
+}
+
+static bool is_frame_type(word_t type)
+{
+    return type == OBJ_SMALL_PAGE || type == OBJ_LARGE_PAGE || type == OBJ_GIGA_PAGE;
+}
+
+/* Zero the used part of an untyped with no children, top down, and bring its
+ * watermark to 0. Returns false if it stopped at a preemption point; the
+ * watermark then says how far it got (everything at or above it is zero). */
+static bool reset_untyped(cte_t *slot)
+{
+    cap_t c = slot->cap;
+    word_t used = cap_untyped_free_index(c);
+    word_t size_bits = cap_untyped_size_bits(c);
+    paddr_t base = cap_obj(c);
+    if (used == 0)
+        return true;
+    if (cap_untyped_is_device(c) || size_bits < CONFIG_RESET_CHUNK_BITS) {
+        /* Device memory is never written; an untyped smaller than one chunk
+         * is cleared in one step (at most 128 bytes). */
+        if (!cap_untyped_is_device(c))
+            memset(paddr_to_kptr(base), 0, 1ul << size_bits);
+        slot->cap = untyped_set_free_index(c, 0);
+        return true;
+    }
+    /* The chunk holding the last used byte first, then downwards. Each
+     * iteration is one chunk; the loop runs used / RESET_CHUNK times at most
+     * and checks for a pending interrupt after every chunk, so one kernel
+     * entry zeroes an unbounded amount only while nothing else wants the CPU. */
+    word_t offset = ALIGN_DOWN(used - 1, RESET_CHUNK);
+    for (;;) {
+        memset(paddr_to_kptr(base + offset), 0, RESET_CHUNK);
+        slot->cap = untyped_set_free_index(slot->cap, offset);
+        if (offset == 0)
+            return true;
+        if (preemption_point())
+            return false;
+        offset -= RESET_CHUNK;
+    }
+}
+
+/* The perform step. Only the reset can stop early (preempted), and it leaves
+ * the untyped consistent: no objects are created until it has finished. */
+static struct syscall_error perform_retype(cte_t *ut_slot, bool reset, enum object_type type, word_t user_size_bits,
+                                           word_t obj_bits, cte_t *dest, word_t count)
+{
+    if (reset && !reset_untyped(ut_slot))
+        return preempted();
+    cap_t ut = ut_slot->cap;
+    paddr_t base = cap_obj(ut);
+    bool device = cap_untyped_is_device(ut);
+    /* Objects are placed back to back from the watermark rounded up to the
+     * object size; on a reset untyped that is its base address. */
+    paddr_t first = ALIGN_UP(base + cap_untyped_free_index(ut), 1ul << obj_bits);
+    ut_slot->cap = untyped_set_free_index(ut, first + (count << obj_bits) - base);
+    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT (checked by the decoder). */
+    for (word_t i = 0; i < count; i++) {
+        cap_t c = create_object(type, first + (i << obj_bits), user_size_bits, device);
+        cdt_insert_new_cap(ut_slot, &dest[i], c);
+    }
+    return no_error();
+}
 
 struct syscall_error decode_untyped_invocation(struct invocation *inv)
 {
-    (void)inv;
-    return error0(ERR_ILLEGAL_OPERATION);
+    if (inv->label != INV_UNTYPED_RETYPE)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (inv->length < 6 || inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    struct tcb *t = inv->caller;
+    word_t type = get_mr(t, 0);
+    word_t user_size_bits = get_mr(t, 1);
+    word_t node_index = get_mr(t, 2);
+    word_t node_depth = get_mr(t, 3);
+    word_t node_offset = get_mr(t, 4);
+    word_t count = get_mr(t, 5);
+    cap_t root = inv->extra[0];
+
+    if (type >= OBJ_TYPE_COUNT)
+        return error1(ERR_INVALID_ARGUMENT, 0);
+    word_t obj_bits = object_size_bits((enum object_type)type, user_size_bits);
+    if (user_size_bits >= 64 || obj_bits > MAX_UNTYPED_BITS)
+        return range_error(0, MAX_UNTYPED_BITS);
+    if (type == OBJ_CNODE && user_size_bits == 0)
+        return error1(ERR_INVALID_ARGUMENT, 1);
+    if (type == OBJ_UNTYPED && user_size_bits < MIN_UNTYPED_BITS)
+        return error1(ERR_INVALID_ARGUMENT, 1);
+    if (type == OBJ_SCHED_CONTEXT && user_size_bits < MIN_SCHED_CONTEXT_BITS)
+        return error1(ERR_INVALID_ARGUMENT, 1);
+
+    /* The destination CNode: the root itself at depth 0, else the cap in the
+     * slot that (index, depth) names from the root (a target lookup). */
+    cap_t node = root;
+    if (node_depth != 0) {
+        if (cap_type(root) != CAP_CNODE) {
+            struct lookup_failure f = {LOOKUP_INVALID_ROOT, 0, 0, 0};
+            return failed_lookup_error(false, &f);
+        }
+        if (node_depth > 64)
+            return range_error(1, 64);
+        struct lookup_result r = lookup_slot_for_cnode_op(root, node_index, node_depth);
+        if (!r.slot)
+            return failed_lookup_error(false, &r.failure);
+        node = r.slot->cap;
+    }
+    if (cap_type(node) != CAP_CNODE) {
+        struct lookup_failure f = {LOOKUP_MISSING_CAPABILITY, node_depth, 0, 0};
+        return failed_lookup_error(false, &f);
+    }
+    word_t node_size = 1ul << cap_cnode_radix(node);
+    if (node_offset > node_size - 1)
+        return range_error(0, node_size - 1);
+    if (count < 1 || count > CONFIG_RETYPE_FAN_OUT_LIMIT)
+        return range_error(1, CONFIG_RETYPE_FAN_OUT_LIMIT);
+    if (count > node_size - node_offset)
+        return range_error(1, node_size - node_offset);
+    cte_t *dest = cnode_slots(node) + node_offset;
+    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT here. */
+    for (word_t i = 0; i < count; i++)
+        if (!cap_is_null(dest[i].cap))
+            return error0(ERR_DELETE_FIRST);
+
+    /* No children: the untyped will be reset, so all of it is available. */
+    bool reset = !cdt_has_children(inv->slot);
+    word_t size = 1ul << cap_untyped_size_bits(inv->cap);
+    word_t available = size - (reset ? 0 : cap_untyped_free_index(inv->cap));
+    if ((available >> obj_bits) < count)
+        return error1(ERR_NOT_ENOUGH_MEMORY, available);
+    if (cap_untyped_is_device(inv->cap) && type != OBJ_UNTYPED && !is_frame_type(type))
+        return error1(ERR_INVALID_ARGUMENT, 1);
+
+    return perform_retype(inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count);
 }

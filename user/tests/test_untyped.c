@@ -1,0 +1,715 @@
+/*
+ * Untyped memory: every check of seL4_Untyped_Retype in seL4's order with
+ * its error payload (shared/abi/errors-by-invocation.md "Untyped", G, S),
+ * placement and watermark rules, device untypeds, the fan-out limit, and
+ * the lazy, preemptible reset of boot untypeds (behaviour.md a.4).
+ *
+ * Memory: tests carve what they need out of one "pool" (the largest RAM
+ * untyped) as child untypeds, so each test starts from a fresh untyped with
+ * a known watermark. Slots: tests take runs of empty slots from the middle
+ * of the BootInfo's empty region upwards, checked empty with
+ * seL4_DebugCapIdentify, so they keep clear of slots other suites use from
+ * the start of the region.
+ */
+#include <ktest.h>
+#include <sel4/sel4.h>
+
+/* seL4 cap tags as seL4_DebugCapIdentify reports them. */
+enum {
+    TAG_NULL = 0,
+    TAG_FRAME = 1,
+    TAG_UNTYPED = 2,
+    TAG_PAGE_TABLE = 3,
+    TAG_ENDPOINT = 4,
+    TAG_NOTIFICATION = 6,
+    TAG_REPLY = 8,
+    TAG_CNODE = 10,
+    TAG_THREAD = 12,
+    TAG_SCHED_CONTEXT = 22,
+};
+
+#define ROOT seL4_CapInitThreadCNode
+
+/* ---- slots --------------------------------------------------------- */
+
+static seL4_CPtr slot_cursor;
+
+/* n consecutive empty slots of the root CNode. */
+static seL4_CPtr alloc_slots(seL4_Word n)
+{
+    seL4_BootInfo *bi = kairos_bootinfo();
+    if (slot_cursor == 0)
+        slot_cursor = bi->empty.start + (bi->empty.end - bi->empty.start) / 2;
+    seL4_CPtr start = slot_cursor;
+    for (seL4_CPtr s = slot_cursor; s < bi->empty.end; s++) {
+        if (seL4_DebugCapIdentify(s) != TAG_NULL) {
+            start = s + 1;
+            continue;
+        }
+        if (s + 1 - start == n) {
+            slot_cursor = s + 1;
+            return start;
+        }
+    }
+    KFAIL("out of empty slots (wanted %lu)", (unsigned long)n);
+}
+
+static seL4_CPtr alloc_slot(void) { return alloc_slots(1); }
+
+/* ---- raw retype with the reply's label and length ------------------ */
+
+typedef struct {
+    seL4_Word label, length;
+    seL4_Word mr[5];
+} reply_t;
+
+static reply_t retype_msg(seL4_CPtr ut, seL4_Word label, seL4_Word length, seL4_Word extra, seL4_CPtr root,
+                          seL4_Word type, seL4_Word size_bits, seL4_Word index, seL4_Word depth, seL4_Word offset,
+                          seL4_Word count)
+{
+    seL4_Word m0 = type, m1 = size_bits, m2 = index, m3 = depth;
+    seL4_SetCap(0, root);
+    seL4_SetMR(4, offset);
+    seL4_SetMR(5, count);
+    seL4_MessageInfo_t out =
+        seL4_CallWithMRs(ut, seL4_MessageInfo_new(label, 0, extra, length), &m0, &m1, &m2, &m3);
+    reply_t r = {seL4_MessageInfo_get_label(out), seL4_MessageInfo_get_length(out), {m0, m1, m2, m3, 0}};
+    r.mr[4] = seL4_GetMR(4);
+    return r;
+}
+
+static reply_t retype(seL4_CPtr ut, seL4_CPtr root, seL4_Word type, seL4_Word size_bits, seL4_Word index,
+                      seL4_Word depth, seL4_Word offset, seL4_Word count)
+{
+    return retype_msg(ut, UntypedRetype, 6, 1, root, type, size_bits, index, depth, offset, count);
+}
+
+/* Retype into the root CNode at `slot` (depth 0: the root is the destination). */
+static reply_t retype_to(seL4_CPtr ut, seL4_Word type, seL4_Word size_bits, seL4_CPtr slot, seL4_Word count)
+{
+    return retype(ut, ROOT, type, size_bits, 0, 0, slot, count);
+}
+
+#define EXPECT_REPLY(r, code, len)                                                                     \
+    do {                                                                                               \
+        reply_t r_ = (r);                                                                              \
+        KASSERT_MSG(r_.label == (seL4_Word)(code) && r_.length == (seL4_Word)(len),                    \
+                    "reply label %lu length %lu, expected %lu length %lu (MR0 %lu MR1 %lu)",            \
+                    (unsigned long)r_.label, (unsigned long)r_.length, (unsigned long)(code),            \
+                    (unsigned long)(len), (unsigned long)r_.mr[0], (unsigned long)r_.mr[1]);            \
+    } while (0)
+
+#define EXPECT_OK(r) EXPECT_REPLY(r, seL4_NoError, 0)
+
+static void expect_inv_arg(reply_t r, seL4_Word n)
+{
+    EXPECT_REPLY(r, seL4_InvalidArgument, 1);
+    KASSERT_EQ(r.mr[0], n);
+}
+
+static void expect_range(reply_t r, seL4_Word lo, seL4_Word hi)
+{
+    EXPECT_REPLY(r, seL4_RangeError, 2);
+    KASSERT_EQ(r.mr[0], lo);
+    KASSERT_EQ(r.mr[1], hi);
+}
+
+static void expect_no_mem(reply_t r, seL4_Word available)
+{
+    EXPECT_REPLY(r, seL4_NotEnoughMemory, 1);
+    KASSERT_EQ(r.mr[0], available);
+}
+
+/* ---- untypeds ------------------------------------------------------ */
+
+static seL4_CPtr ut_slot(seL4_Word i) { return kairos_bootinfo()->untyped.start + i; }
+static const seL4_UntypedDesc *ut_desc(seL4_Word i) { return &kairos_bootinfo()->untypedList[i]; }
+static seL4_Word n_untypeds(void)
+{
+    seL4_BootInfo *bi = kairos_bootinfo();
+    return bi->untyped.end - bi->untyped.start;
+}
+
+/* Index of the largest RAM untyped other than `except` (-1 for none). */
+static seL4_Word largest_ram_untyped(seL4_Word except)
+{
+    seL4_Word best = ~0ul;
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        if (ut_desc(i)->isDevice || i == except)
+            continue;
+        if (best == ~0ul || ut_desc(i)->sizeBits > ut_desc(best)->sizeBits)
+            best = i;
+    }
+    KASSERT_MSG(best != ~0ul, "no RAM untyped");
+    return best;
+}
+
+/* Device untyped containing paddr. */
+static seL4_Word device_untyped_at(seL4_Word paddr)
+{
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        const seL4_UntypedDesc *d = ut_desc(i);
+        if (d->isDevice && paddr >= d->paddr && paddr - d->paddr < (1ul << d->sizeBits))
+            return i;
+    }
+    KFAIL("no device untyped covers %#lx", (unsigned long)paddr);
+}
+
+static seL4_Word pool_index = ~0ul;
+
+/* The largest RAM untyped: tests carve fresh child untypeds from it. */
+static seL4_CPtr pool(void)
+{
+    if (pool_index == ~0ul)
+        pool_index = largest_ram_untyped(~0ul);
+    return ut_slot(pool_index);
+}
+
+/* A fresh RAM untyped of 2^bits bytes (watermark 0, no children). */
+static seL4_CPtr carve(seL4_Word bits)
+{
+    seL4_CPtr s = alloc_slot();
+    EXPECT_OK(retype_to(pool(), seL4_UntypedObject, bits, s, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_UNTYPED);
+    return s;
+}
+
+/* Bytes still available in an untyped that has children, read off the
+ * NotEnoughMemory reply to a request for one object of its own size. */
+static seL4_Word available(seL4_CPtr ut, seL4_Word ut_bits)
+{
+    reply_t r = retype_to(ut, seL4_UntypedObject, ut_bits, alloc_slot(), 1);
+    EXPECT_REPLY(r, seL4_NotEnoughMemory, 1);
+    return r.mr[0];
+}
+
+/* Kairos debug system call: a7 = -100, a0 = counter id -> a0 = value. */
+static seL4_Word debug_counter(seL4_Word id)
+{
+    register seL4_Word a0 __asm__("a0") = id;
+    register seL4_Word a7 __asm__("a7") = (seL4_Word)-100;
+    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
+    return a0;
+}
+#define COUNTER_PREEMPTION_RESTARTS 0
+
+/* ================================================================== */
+/* Checks in seL4's order                                              */
+
+KTEST(untyped, label_not_retype_is_illegal_operation)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    EXPECT_REPLY(retype_msg(ut, 0, 6, 1, ROOT, seL4_EndpointObject, 0, 0, 0, s, 1), seL4_IllegalOperation, 0);
+    EXPECT_REPLY(retype_msg(ut, TCBReadRegisters, 6, 1, ROOT, seL4_EndpointObject, 0, 0, 0, s, 1),
+                 seL4_IllegalOperation, 0);
+    /* The label is checked before the length. */
+    EXPECT_REPLY(retype_msg(ut, 77, 0, 0, ROOT, 0, 0, 0, 0, 0, 0), seL4_IllegalOperation, 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, short_message_is_truncated)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    for (seL4_Word len = 0; len < 6; len++)
+        EXPECT_REPLY(retype_msg(ut, UntypedRetype, len, 1, ROOT, seL4_EndpointObject, 0, 0, 0, s, 1),
+                     seL4_TruncatedMessage, 0);
+    /* Length before the type: an invalid type in a short message is still Trunc. */
+    EXPECT_REPLY(retype_msg(ut, UntypedRetype, 5, 1, ROOT, 99, 0, 0, 0, s, 1), seL4_TruncatedMessage, 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, missing_root_cap_is_truncated)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    EXPECT_REPLY(retype_msg(ut, UntypedRetype, 6, 0, ROOT, seL4_EndpointObject, 0, 0, 0, s, 1),
+                 seL4_TruncatedMessage, 0);
+    EXPECT_REPLY(retype_msg(ut, UntypedRetype, 6, 0, ROOT, 99, 0, 0, 0, s, 1), seL4_TruncatedMessage, 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, object_type_out_of_range)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    expect_inv_arg(retype_to(ut, seL4_ObjectTypeCount, 0, s, 1), 0);
+    expect_inv_arg(retype_to(ut, 1000, 0, s, 1), 0);
+    expect_inv_arg(retype_to(ut, ~0ul, 0, s, 1), 0);
+    /* The type is checked before the size. */
+    expect_inv_arg(retype_to(ut, seL4_ObjectTypeCount, 64, s, 1), 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, size_bits_range)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    /* size_bits >= 64 is a RangeError for every type, fixed-size ones too. */
+    for (seL4_Word type = 0; type < seL4_ObjectTypeCount; type++) {
+        expect_range(retype_to(ut, type, 64, s, 1), 0, seL4_MaxUntypedBits);
+        expect_range(retype_to(ut, type, ~0ul, s, 1), 0, seL4_MaxUntypedBits);
+    }
+    expect_range(retype_to(ut, seL4_UntypedObject, 39, s, 1), 0, 38);
+    expect_range(retype_to(ut, seL4_SchedContextObject, 39, s, 1), 0, 38);
+    /* CNode: the object is size_bits + 5 bits. */
+    expect_range(retype_to(ut, seL4_CapTableObject, 34, s, 1), 0, 38);
+    expect_range(retype_to(ut, seL4_CapTableObject, 63, s, 1), 0, 38);
+    /* In range, too big for this untyped: the next failing check is memory. */
+    expect_no_mem(retype_to(ut, seL4_CapTableObject, 33, s, 1), 4096);
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 38, s, 1), 4096);
+    /* Range before the per-type minimums. */
+    expect_range(retype_to(ut, seL4_CapTableObject, 64, s, 1), 0, 38);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, size_bits_ignored_for_fixed_size_types)
+{
+    seL4_CPtr ut = carve(16);
+    seL4_CPtr s = alloc_slots(3);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 63, s, 1));
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 50, s + 1, 1));
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 1, s + 2, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_THREAD);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 2), TAG_FRAME);
+}
+
+KTEST(untyped, per_type_minimum_sizes)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slots(3);
+    expect_inv_arg(retype_to(ut, seL4_CapTableObject, 0, s, 1), 1);
+    for (seL4_Word b = 0; b < seL4_MinUntypedBits; b++)
+        expect_inv_arg(retype_to(ut, seL4_UntypedObject, b, s, 1), 1);
+    for (seL4_Word b = 0; b < seL4_MinSchedContextBits; b++)
+        expect_inv_arg(retype_to(ut, seL4_SchedContextObject, b, s, 1), 1);
+    /* The minimums themselves work. */
+    EXPECT_OK(retype_to(ut, seL4_CapTableObject, 1, s, 1));
+    EXPECT_OK(retype_to(ut, seL4_UntypedObject, seL4_MinUntypedBits, s + 1, 1));
+    EXPECT_OK(retype_to(ut, seL4_SchedContextObject, seL4_MinSchedContextBits, s + 2, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_CNODE);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_UNTYPED);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 2), TAG_SCHED_CONTEXT);
+}
+
+KTEST(untyped, size_checks_come_before_the_destination)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr ep = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, ep, 1));
+    /* Destination root is an endpoint (would be FailedLookup): size errors first. */
+    expect_inv_arg(retype(ut, ep, seL4_CapTableObject, 0, 0, 64, 0, 1), 1);
+    expect_range(retype(ut, ep, seL4_TCBObject, 64, 0, 64, 0, 1), 0, 38);
+}
+
+/* ---- destination CNode lookup -------------------------------------- */
+
+KTEST(untyped, depth_zero_uses_the_root_cap_itself)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    /* node_index is ignored at depth 0. */
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, 0xdeadbeef, 0, s, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
+}
+
+KTEST(untyped, destination_by_index_and_depth)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    /* The root CNode names itself at slot 2 (seL4_CapInitThreadCNode). */
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, ROOT, 64, s, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
+}
+
+KTEST(untyped, root_not_a_cnode)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr ep = alloc_slot(), empty = alloc_slot(), s = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, ep, 1));
+    /* depth != 0: the target lookup fails with InvalidRoot (source flag 0). */
+    reply_t r = retype(ut, ep, seL4_EndpointObject, 0, 0, 64, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 2);
+    KASSERT_EQ(r.mr[0], 0);
+    KASSERT_EQ(r.mr[1], seL4_InvalidRoot);
+    /* An empty slot as the root cap is a null cap: the same. */
+    r = retype(ut, empty, seL4_EndpointObject, 0, 0, 64, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 2);
+    KASSERT_EQ(r.mr[1], seL4_InvalidRoot);
+    /* InvalidRoot comes before the depth range check. */
+    r = retype(ut, ep, seL4_EndpointObject, 0, 0, 65, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 2);
+    KASSERT_EQ(r.mr[1], seL4_InvalidRoot);
+    /* depth 0: the root itself is the destination and is no CNode:
+     * MissingCapability with bitsLeft = node_depth = 0. */
+    r = retype(ut, ep, seL4_EndpointObject, 0, 0, 0, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 3);
+    KASSERT_EQ(r.mr[0], 0);
+    KASSERT_EQ(r.mr[1], seL4_MissingCapability);
+    KASSERT_EQ(r.mr[2], 0);
+    r = retype(ut, empty, seL4_EndpointObject, 0, 0, 0, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 3);
+    KASSERT_EQ(r.mr[1], seL4_MissingCapability);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, depth_out_of_range)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, ROOT, 65, s, 1), 1, 64);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, ROOT, ~0ul, s, 1), 1, 64);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, destination_guard_mismatch)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    /* The root CNode cap has a 51-bit guard of 0: a set top bit mismatches. */
+    reply_t r = retype(ut, ROOT, seL4_EndpointObject, 0, (1ul << 63) | ROOT, 64, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 5);
+    KASSERT_EQ(r.mr[0], 0);
+    KASSERT_EQ(r.mr[1], seL4_GuardMismatch);
+    KASSERT_EQ(r.mr[2], 64); /* bits left */
+    KASSERT_EQ(r.mr[3], 0);  /* guard found */
+    KASSERT_EQ(r.mr[4], 51); /* guard size */
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, destination_depth_mismatch)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slot();
+    /* Guard 51 + radix 13 = 64 bits needed, 60 given: the guard fits, the
+     * radix does not. */
+    reply_t r = retype(ut, ROOT, seL4_EndpointObject, 0, ROOT << 4, 60, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 4);
+    KASSERT_EQ(r.mr[0], 0);
+    KASSERT_EQ(r.mr[1], seL4_DepthMismatch);
+    KASSERT_EQ(r.mr[2], 60);
+    KASSERT_EQ(r.mr[3], 64);
+    /* 10 bits: the guard itself is longer than what is left, which seL4
+     * reports as a guard mismatch (bitsLeft 10, guard 0, guard size 51). */
+    r = retype(ut, ROOT, seL4_EndpointObject, 0, ROOT, 10, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 5);
+    KASSERT_EQ(r.mr[1], seL4_GuardMismatch);
+    KASSERT_EQ(r.mr[2], 10);
+    KASSERT_EQ(r.mr[3], 0);
+    KASSERT_EQ(r.mr[4], 51);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+KTEST(untyped, destination_slot_not_a_cnode)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr ep = alloc_slot(), empty = alloc_slot(), s = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, ep, 1));
+    reply_t r = retype(ut, ROOT, seL4_EndpointObject, 0, ep, 64, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 3);
+    KASSERT_EQ(r.mr[0], 0);
+    KASSERT_EQ(r.mr[1], seL4_MissingCapability);
+    KASSERT_EQ(r.mr[2], 64);
+    r = retype(ut, ROOT, seL4_EndpointObject, 0, empty, 64, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 3);
+    KASSERT_EQ(r.mr[1], seL4_MissingCapability);
+    KASSERT_EQ(r.mr[2], 64);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+/* A 16-slot CNode (guard 0) with an endpoint in its slot 3. */
+static seL4_CPtr small_cnode(seL4_CPtr ut)
+{
+    seL4_CPtr cn = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_CapTableObject, 4, cn, 1));
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 3, 1));
+    return cn;
+}
+
+KTEST(untyped, destination_lookup_through_another_cnode)
+{
+    seL4_CPtr ut = carve(14);
+    seL4_CPtr cn = small_cnode(ut);
+    seL4_CPtr s = alloc_slot();
+    /* Root = the small CNode: index 3 at depth 4 is its endpoint slot. */
+    reply_t r = retype(ut, cn, seL4_EndpointObject, 0, 3, 4, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 3);
+    KASSERT_EQ(r.mr[1], seL4_MissingCapability);
+    KASSERT_EQ(r.mr[2], 4);
+    /* 8 bits: the endpoint is reached with 4 bits left -> DepthMismatch(4, 0). */
+    r = retype(ut, cn, seL4_EndpointObject, 0, 3 << 4, 8, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 4);
+    KASSERT_EQ(r.mr[0], 0);
+    KASSERT_EQ(r.mr[1], seL4_DepthMismatch);
+    KASSERT_EQ(r.mr[2], 4);
+    KASSERT_EQ(r.mr[3], 0);
+    /* 2 bits: the small CNode needs 4 -> DepthMismatch(2, 4). */
+    r = retype(ut, cn, seL4_EndpointObject, 0, 0, 2, s, 1);
+    EXPECT_REPLY(r, seL4_FailedLookup, 4);
+    KASSERT_EQ(r.mr[2], 2);
+    KASSERT_EQ(r.mr[3], 4);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+}
+
+/* ---- node offset, count, fan-out, destination slots ------------------ */
+
+KTEST(untyped, node_offset_range)
+{
+    seL4_CPtr ut = carve(14);
+    seL4_CPtr cn = small_cnode(ut);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 16, 1), 0, 15);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, ~0ul, 1), 0, 15);
+    /* Offset before count. */
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 16, 0), 0, 15);
+    /* The root CNode: 8192 slots. */
+    expect_range(retype_to(ut, seL4_EndpointObject, 0, 8192, 1), 0, 8191);
+}
+
+KTEST(untyped, num_objects_range)
+{
+    seL4_CPtr ut = carve(14);
+    seL4_CPtr cn = small_cnode(ut);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 0, 0), 1, 256);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 0, 257), 1, 256);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 0, ~0ul), 1, 256);
+    /* More than the slots left after the offset. */
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 0, 17), 1, 16);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 10, 7), 1, 6);
+    expect_range(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 15, 2), 1, 1);
+    /* Exactly the slots left works (slot 3 is taken, so start above it). */
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 10, 6));
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 4, 6));
+}
+
+KTEST(untyped, fan_out_limit_is_256)
+{
+    seL4_CPtr ut = carve(16);
+    seL4_CPtr s = alloc_slots(257);
+    expect_range(retype_to(ut, seL4_EndpointObject, 0, s, 257), 1, 256);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 256));
+    for (seL4_Word i = 0; i < 256; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_ENDPOINT);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 256), TAG_NULL);
+}
+
+KTEST(untyped, occupied_destination_is_delete_first)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slots(4);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s + 3, 1));
+    EXPECT_REPLY(retype_to(ut, seL4_EndpointObject, 0, s, 4), seL4_DeleteFirst, 0);
+    EXPECT_REPLY(retype_to(ut, seL4_EndpointObject, 0, s + 3, 1), seL4_DeleteFirst, 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+    /* DeleteFirst comes before NotEnoughMemory. */
+    EXPECT_REPLY(retype_to(ut, seL4_TCBObject, 0, s, 4), seL4_DeleteFirst, 0);
+    /* The untyped's own slot is occupied too. */
+    EXPECT_REPLY(retype_to(ut, seL4_EndpointObject, 0, ut, 1), seL4_DeleteFirst, 0);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 3));
+}
+
+/* ---- memory --------------------------------------------------------- */
+
+KTEST(untyped, not_enough_memory_reports_bytes_available)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slots(4);
+    /* No children yet: all 4096 bytes count as available. */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s, 3), 4096);
+    expect_no_mem(retype_to(ut, seL4_RISCV_Mega_Page, 0, s, 1), 4096);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
+    /* Now it has a child: available = size - watermark = 4080. Not enough
+     * for two 2 KiB TCBs, enough for one (placed at offset 2048). */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s + 1, 2), 4080);
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s + 1, 1));
+    expect_no_mem(retype_to(ut, seL4_EndpointObject, 0, s + 2, 1), 0);
+    /* Memory comes after the device check: a TCB from an empty RAM untyped
+     * is NotEnoughMemory, not InvalidArgument. */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s + 2, 1), 0);
+}
+
+KTEST(untyped, placement_follows_the_watermark_aligned_up)
+{
+    seL4_CPtr ut = carve(16);
+    seL4_CPtr s = alloc_slots(8);
+    const seL4_Word size = 1ul << 16;
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1)); /* [0, 16) */
+    KASSERT_EQ(available(ut, 16), size - 16);
+    EXPECT_OK(retype_to(ut, seL4_NotificationObject, 0, s + 1, 2)); /* [64, 192) */
+    KASSERT_EQ(available(ut, 16), size - 192);
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s + 3, 1)); /* [2048, 4096) */
+    KASSERT_EQ(available(ut, 16), size - 4096);
+    EXPECT_OK(retype_to(ut, seL4_ReplyObject, 0, s + 4, 1)); /* [4096, 4128) */
+    KASSERT_EQ(available(ut, 16), size - 4128);
+    EXPECT_OK(retype_to(ut, seL4_CapTableObject, 4, s + 5, 1)); /* 512 B: [4608, 5120) */
+    KASSERT_EQ(available(ut, 16), size - 5120);
+    EXPECT_OK(retype_to(ut, seL4_SchedContextObject, 8, s + 6, 1)); /* 256 B: [5120, 5376) */
+    KASSERT_EQ(available(ut, 16), size - 5376);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s + 7, 1)); /* [8192, 12288) */
+    KASSERT_EQ(available(ut, 16), size - 12288);
+    /* A 2^15 untyped no longer fits (only the upper half is left). */
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 15, alloc_slot(), 2), size - 12288);
+    EXPECT_OK(retype_to(ut, seL4_UntypedObject, 15, alloc_slot(), 1)); /* [32768, 65536) */
+    KASSERT_EQ(available(ut, 16), 0);
+}
+
+KTEST(untyped, objects_placed_back_to_back)
+{
+    seL4_CPtr ut = carve(15);
+    seL4_CPtr s = alloc_slots(10);
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s, 10));
+    KASSERT_EQ(available(ut, 15), (1ul << 15) - 10 * 2048);
+    for (seL4_Word i = 0; i < 10; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_THREAD);
+}
+
+KTEST(untyped, every_object_type)
+{
+    seL4_CPtr ut = carve(23);
+    static const struct {
+        seL4_Word type, size_bits, tag;
+    } types[] = {
+        {seL4_UntypedObject, 12, TAG_UNTYPED},
+        {seL4_TCBObject, 0, TAG_THREAD},
+        {seL4_EndpointObject, 0, TAG_ENDPOINT},
+        {seL4_NotificationObject, 0, TAG_NOTIFICATION},
+        {seL4_CapTableObject, 6, TAG_CNODE},
+        {seL4_SchedContextObject, 7, TAG_SCHED_CONTEXT},
+        {seL4_SchedContextObject, 10, TAG_SCHED_CONTEXT},
+        {seL4_ReplyObject, 0, TAG_REPLY},
+        {seL4_RISCV_Giga_Page, 0, TAG_FRAME},
+        {seL4_RISCV_4K_Page, 0, TAG_FRAME},
+        {seL4_RISCV_Mega_Page, 0, TAG_FRAME},
+        {seL4_RISCV_PageTableObject, 0, TAG_PAGE_TABLE},
+    };
+    for (unsigned i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        seL4_CPtr s = alloc_slots(2);
+        reply_t r = retype_to(ut, types[i].type, types[i].size_bits, s, 2);
+        if (types[i].type == seL4_RISCV_Giga_Page) {
+            /* 1 GiB does not fit in 8 MiB. */
+            EXPECT_REPLY(r, seL4_NotEnoughMemory, 1);
+            continue;
+        }
+        EXPECT_OK(r);
+        KASSERT_EQ(seL4_DebugCapIdentify(s), types[i].tag);
+        KASSERT_EQ(seL4_DebugCapIdentify(s + 1), types[i].tag);
+    }
+}
+
+KTEST(untyped, child_untyped_sizes)
+{
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slots(2);
+    /* One child of the parent's full size fits, a second does not. */
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 12, s, 2), 4096);
+    EXPECT_OK(retype_to(ut, seL4_UntypedObject, 12, s, 1));
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 4, s + 1, 1), 0);
+    /* The child starts empty and can be used at once, down to 16 bytes. */
+    seL4_CPtr c = alloc_slots(256);
+    EXPECT_OK(retype_to(s, seL4_UntypedObject, 4, c, 256));
+    KASSERT_EQ(available(s, 12), 0);
+    seL4_CPtr e = alloc_slot();
+    EXPECT_OK(retype_to(c + 255, seL4_EndpointObject, 0, e, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(e), TAG_ENDPOINT);
+}
+
+KTEST(untyped, boot_untyped_first_object_at_base)
+{
+    /* The smallest RAM boot untyped of at least a page: it starts full, so
+     * the first retype resets it and places the object at its base. */
+    seL4_Word best = ~0ul;
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        const seL4_UntypedDesc *d = ut_desc(i);
+        if (!d->isDevice && d->sizeBits >= 12 && d->sizeBits <= 20 && i != pool_index &&
+            (best == ~0ul || d->sizeBits < ut_desc(best)->sizeBits))
+            best = i;
+    }
+    KASSERT_MSG(best != ~0ul, "no small RAM untyped");
+    seL4_CPtr ut = ut_slot(best);
+    seL4_Word bits = ut_desc(best)->sizeBits;
+    seL4_CPtr s = alloc_slot();
+    /* No children: the whole untyped is available although it starts full. */
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, bits, s, 2), 1ul << bits);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
+    KASSERT_EQ(available(ut, bits), (1ul << bits) - 16);
+}
+
+/* ---- device untypeds ------------------------------------------------- */
+
+KTEST(untyped, device_untyped_gives_frames_and_untypeds_only)
+{
+    seL4_Word i = device_untyped_at(0x10000000);
+    seL4_CPtr dev = ut_slot(i);
+    const seL4_UntypedDesc *d = ut_desc(i);
+    KASSERT(d->isDevice);
+    seL4_CPtr s = alloc_slots(4);
+    /* Every kernel object type is refused, InvalidArgument 1. */
+    static const seL4_Word refused[][2] = {
+        {seL4_TCBObject, 0},          {seL4_EndpointObject, 0},     {seL4_NotificationObject, 0},
+        {seL4_CapTableObject, 4},     {seL4_SchedContextObject, 7}, {seL4_ReplyObject, 0},
+        {seL4_RISCV_PageTableObject, 0},
+    };
+    for (unsigned k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
+        expect_inv_arg(retype_to(dev, refused[k][0], refused[k][1], s, 1), 1);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+    if (d->paddr == 0x10000000) {
+        /* A fresh device untyped: the first frame is at its base, the UART. */
+        EXPECT_OK(retype_to(dev, seL4_RISCV_4K_Page, 0, s, 1));
+        KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_FRAME);
+    }
+    /* A child untyped of a device untyped is a device untyped too. */
+    EXPECT_OK(retype_to(dev, seL4_UntypedObject, 16, s + 1, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_UNTYPED);
+    expect_inv_arg(retype_to(s + 1, seL4_TCBObject, 0, s + 2, 1), 1);
+    EXPECT_OK(retype_to(s + 1, seL4_RISCV_4K_Page, 0, s + 2, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 2), TAG_FRAME);
+}
+
+KTEST(untyped, device_large_frames)
+{
+    /* Above the end of RAM the device untypeds are huge: 2 MiB and 1 GiB frames. */
+    seL4_Word i = device_untyped_at(0x4000000000ul);
+    KASSERT(ut_desc(i)->sizeBits >= 31);
+    seL4_CPtr dev = ut_slot(i);
+    seL4_CPtr s = alloc_slots(2);
+    EXPECT_OK(retype_to(dev, seL4_RISCV_Giga_Page, 0, s, 1));
+    EXPECT_OK(retype_to(dev, seL4_RISCV_Mega_Page, 0, s + 1, 1));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_FRAME);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_FRAME);
+    /* The mega page went after the giga page (aligned up from the watermark). */
+    KASSERT_EQ(available(dev, ut_desc(i)->sizeBits), (1ul << ut_desc(i)->sizeBits) - (1ul << 30) - (1ul << 21));
+}
+
+KTEST(untyped, device_memory_check_after_not_enough_memory)
+{
+    seL4_Word i = device_untyped_at(0x10000000);
+    seL4_CPtr dev = ut_slot(i);
+    seL4_CPtr small = alloc_slot(), s = alloc_slot();
+    EXPECT_OK(retype_to(dev, seL4_UntypedObject, 10, small, 1));
+    /* 1 KiB device untyped: a TCB does not fit -> NotEnoughMemory(1024), not InvalidArgument. */
+    expect_no_mem(retype_to(small, seL4_TCBObject, 0, s, 1), 1024);
+    expect_inv_arg(retype_to(small, seL4_EndpointObject, 0, s, 1), 1);
+}
+
+/* ---- reset ------------------------------------------------------------ */
+
+KTEST(untyped, reset_of_a_big_untyped_is_preempted)
+{
+    /* A big boot untyped starts full: the first retype zeroes all of it,
+     * which takes longer than the 5 ms time slice, so the call is preempted
+     * and restarted (the kernel counts restarts). */
+    seL4_Word i = largest_ram_untyped(pool_index == ~0ul ? largest_ram_untyped(~0ul) : pool_index);
+    seL4_Word bits = ut_desc(i)->sizeBits;
+    KASSERT_MSG(bits >= 24, "largest spare RAM untyped only 2^%lu bytes", (unsigned long)bits);
+    seL4_CPtr ut = ut_slot(i);
+    seL4_CPtr s = alloc_slot();
+    seL4_Word before = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
+    seL4_Word after = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    KASSERT_MSG(after > before, "no preemption restart while zeroing 2^%lu bytes", (unsigned long)bits);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
+    /* Completed correctly: the endpoint is at the base, the rest is free. */
+    KASSERT_EQ(available(ut, bits), (1ul << bits) - 16);
+}
