@@ -51,6 +51,7 @@ enum tcb_slot {
 };
 
 struct sched_context;
+struct notification;
 
 struct tcb {
     struct user_context ctx;
@@ -62,6 +63,7 @@ struct tcb {
     word_t flags;          /* seL4_TCBFlag bits: bit 0 = FPU disabled */
     vaddr_t ipc_buffer;    /* user address of the IPC buffer, 0 if none */
     struct sched_context *sc;
+    struct notification *bound_notification; /* TCB_BindNotification, or NULL */
     struct tcb *ready_next; /* ready queue of its priority */
     struct tcb *ready_prev;
     bool in_ready_queue;
@@ -83,17 +85,34 @@ struct refill {
 };
 struct sched_context {
     u64 period;        /* ticks; 0 = round robin */
-    u64 budget;        /* ticks */
+    u64 budget;        /* ticks; 0 = never configured (grants no time) */
     u64 consumed;      /* ticks since the last Consumed/timeout */
     word_t badge;
     struct tcb *tcb;   /* bound thread */
-    u32 refill_max;    /* ring capacity, from the object size */
-    u32 refill_head;
-    u32 refill_count;
+    struct notification *notification; /* bound notification (SchedContext_Bind) */
+    void *reply;       /* head of the call stack (the IPC work's reply objects) */
+    struct tcb *yield_from; /* thread that did YieldTo to this context */
+    u32 refill_max;    /* ring capacity, from the object size (saturated: the
+                        * ConfigureFlags check recomputes it from size_bits) */
+    u32 refill_head;   /* ring index of the head refill */
+    u32 refill_count;  /* refills in use (0 until configured) */
     u32 size_bits;
-    bool sporadic;
+    bool sporadic;     /* ConfigureFlags flag bit 0 */
 };
 _Static_assert(sizeof(struct sched_context) <= 96, "SC header at most 96 bytes");
 static inline struct refill *sc_refills(struct sched_context *sc) { return (struct refill *)((u8 *)sc + 96); }
+
+/* Notification object (2^6 bytes). Signalling and waiting arrive with the IPC
+ * work; what exists now is the binding to a TCB and to a scheduling context,
+ * and the queue head the bind checks look at. */
+struct notification {
+    struct tcb *queue_head; /* threads waiting (none until IPC exists) */
+    struct tcb *queue_tail;
+    word_t state;
+    word_t word;            /* accumulated badges */
+    struct tcb *bound_tcb;
+    struct sched_context *sc;
+};
+_Static_assert(sizeof(struct notification) <= (1u << NOTIFICATION_BITS), "notification fits its object");
 
 #endif

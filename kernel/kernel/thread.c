@@ -1,14 +1,21 @@
 /* Thread states and the scheduler: one FIFO ready queue per priority and a
  * two-level bitmap over the priorities, so the highest runnable priority is
  * found with two count-leading-zeros instead of a scan ("Benno" scheduling:
- * the running thread is not in any queue, and only runnable threads are). */
+ * the running thread is not in any queue, and only schedulable threads are).
+ *
+ * MCS: a thread is schedulable when it is runnable and bound to a configured
+ * scheduling context. Time is charged to the running context at every kernel
+ * exit; a round-robin context whose slice drops below MIN_BUDGET is refilled
+ * and its thread moves to the tail of its priority (schedcontext.h). */
 #include <arch/context.h>
 #include <arch/csr.h>
 #include <arch/machine.h>
 #include <arch/vspace.h>
 #include <kernel.h>
+#include <schedcontext.h>
 #include <string.h>
 #include <thread.h>
+#include <timer.h>
 
 struct tcb *current_thread;
 
@@ -18,26 +25,118 @@ static struct tcb *ready_tail[CONFIG_NUM_PRIORITIES];
 static word_t ready_bitmap_top;              /* bit i: ready_bitmap[i] non-zero */
 static word_t ready_bitmap[PRIO_WORDS];      /* bit p%64 of word p/64: queue p non-empty */
 
+/* The context being charged for the time since `charged_until` (the one the
+ * last kernel exit armed the timer for), or NULL while idle. */
+static struct sched_context *running_sc;
+static u64 charged_until;
+
+/* Eager FP switching: the FP registers hold fpu_owner's state; fpu_loaded
+ * says whether it was loaded with the FPU enabled (a thread that re-enables
+ * its own FPU keeps FS off until it is next switched in, as seL4 does). */
+static struct tcb *fpu_owner;
+static bool fpu_loaded;
+
 bool thread_is_runnable(const struct tcb *t)
 {
     return t->state == THREAD_RUNNING || t->state == THREAD_RESTART;
 }
 
-void sched_enqueue(struct tcb *t)
+bool thread_is_schedulable(const struct tcb *t)
 {
-    if (t->in_ready_queue)
-        return;
+    return thread_is_runnable(t) && t->sc != NULL && sc_configured(t->sc);
+}
+
+bool thread_is_blocked(const struct tcb *t)
+{
+    switch (t->state) {
+    case THREAD_BLOCKED_ON_RECEIVE:
+    case THREAD_BLOCKED_ON_SEND:
+    case THREAD_BLOCKED_ON_REPLY:
+    case THREAD_BLOCKED_ON_NOTIFICATION:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void queue_insert(struct tcb *t, bool at_head)
+{
     u32 p = t->priority;
-    t->ready_next = NULL;
-    t->ready_prev = ready_tail[p];
-    if (ready_tail[p])
-        ready_tail[p]->ready_next = t;
-    else
+    if (at_head) {
+        t->ready_prev = NULL;
+        t->ready_next = ready_head[p];
+        if (ready_head[p])
+            ready_head[p]->ready_prev = t;
+        else
+            ready_tail[p] = t;
         ready_head[p] = t;
-    ready_tail[p] = t;
+    } else {
+        t->ready_next = NULL;
+        t->ready_prev = ready_tail[p];
+        if (ready_tail[p])
+            ready_tail[p]->ready_next = t;
+        else
+            ready_head[p] = t;
+        ready_tail[p] = t;
+    }
     ready_bitmap[p / 64] |= BIT(p % 64);
     ready_bitmap_top |= BIT(p / 64);
     t->in_ready_queue = true;
+}
+
+static u64 min_budget_ticks(void) { return us_to_ticks(MIN_BUDGET_US); }
+
+static struct refill *sc_head(struct sched_context *sc) { return &sc_refills(sc)[sc->refill_head]; }
+
+void sched_commit_time(void)
+{
+    u64 now = machine_time();
+    if (running_sc) {
+        u64 used = now - charged_until;
+        struct refill *h = sc_head(running_sc);
+        running_sc->consumed += used;
+        h->amount = used >= h->amount ? 0 : h->amount - used;
+    }
+    charged_until = now;
+}
+
+void sched_forget_sc(struct sched_context *sc)
+{
+    if (running_sc == sc) {
+        sched_commit_time();
+        running_sc = NULL;
+    }
+}
+
+/* End of a round-robin time slice: the full budget is available again.
+ * (Non-round-robin contexts are treated the same way until the release
+ * queue exists: they get their budget back at once instead of one period
+ * later. The scheduling issue replaces this.) */
+static void refill_slice(struct sched_context *sc)
+{
+    struct refill *h = sc_head(sc);
+    h->amount = sc->budget;
+    h->release_time = machine_time();
+}
+
+void sched_enqueue(struct tcb *t)
+{
+    if (t->in_ready_queue || !thread_is_schedulable(t))
+        return;
+    if (t == current_thread) {
+        /* Yield: charge what was used so far, then start a fresh slice. */
+        sched_commit_time();
+        refill_slice(t->sc);
+    }
+    queue_insert(t, false);
+}
+
+void sched_enqueue_front(struct tcb *t)
+{
+    if (t != current_thread && thread_is_schedulable(t)) {
+        sched_dequeue(t);
+        queue_insert(t, true);
+    }
 }
 
 void sched_dequeue(struct tcb *t)
@@ -93,9 +192,25 @@ void thread_set_state(struct tcb *t, enum thread_state s)
         sched_dequeue(t);
 }
 
+void thread_schedule(struct tcb *t)
+{
+    if (t != current_thread && !t->in_ready_queue && thread_is_schedulable(t))
+        queue_insert(t, false);
+}
+
+/* Take t out of whatever it is blocked on. Endpoint, notification and reply
+ * queues arrive with the IPC work, which must hook in here; until then no
+ * thread can be blocked. */
+static void thread_cancel_blocking(struct tcb *t)
+{
+    (void)t;
+}
+
 void thread_suspend(struct tcb *t)
 {
-    /* A running thread that is suspended resumes after its ecall later. */
+    thread_cancel_blocking(t);
+    /* A running thread that is suspended resumes after its ecall (or at the
+     * instruction it was interrupted at) later: FaultIP := NextIP. */
     if (t->state == THREAD_RUNNING)
         t->ctx.fault_ip = t->ctx.pc;
     thread_set_state(t, THREAD_INACTIVE);
@@ -103,26 +218,62 @@ void thread_suspend(struct tcb *t)
 
 void thread_resume(struct tcb *t)
 {
-    if (t->state != THREAD_INACTIVE)
+    if (t->state != THREAD_INACTIVE && !thread_is_blocked(t))
         return;
+    thread_cancel_blocking(t);
+    /* Restart: on its next exit to user mode it continues at FaultIP, which
+     * re-executes an interrupted system call (kernel_exit sets NextIP). */
     t->state = THREAD_RESTART;
-    t->ctx.pc = t->ctx.fault_ip;
-    if (t != current_thread && t->sc)
-        sched_enqueue(t);
+    thread_schedule(t);
+}
+
+void thread_set_priority(struct tcb *t, u32 prio)
+{
+    if (t->in_ready_queue) {
+        sched_dequeue(t);
+        t->priority = prio;
+        queue_insert(t, false);
+    } else {
+        t->priority = prio;
+    }
+}
+
+void thread_set_flags(struct tcb *t, word_t flags)
+{
+    if ((flags & TCB_FLAG_FPU_DISABLED) && t == fpu_owner && fpu_loaded) {
+        /* The FP registers hold t's live state: keep it in the TCB so that
+         * re-enabling finds it intact. The kernel never uses FP itself. */
+        csr_set(sstatus, SSTATUS_FS_INITIAL);
+        fpu_save(&t->ctx);
+        csr_clear(sstatus, SSTATUS_FS);
+        fpu_loaded = false;
+    }
+    t->flags = flags;
+}
+
+void thread_forget(struct tcb *t)
+{
+    sched_dequeue(t);
+    if (fpu_owner == t) {
+        fpu_owner = NULL; /* its state dies with it; nothing to save */
+        fpu_loaded = false;
+    }
+    if (current_thread == t)
+        current_thread = NULL;
 }
 
 /* Choose the thread to run: the current one keeps the CPU unless a strictly
  * higher priority is ready (equal priorities rotate only on Yield or budget
- * expiry). */
+ * expiry). A preempted thread goes to the head of its queue, keeping the
+ * rest of its slice. */
 static struct tcb *choose_thread(void)
 {
     struct tcb *cur = current_thread;
     int best = highest_ready_priority();
-    /* A thread that yielded is already back in its queue. */
-    if (cur && thread_is_runnable(cur) && cur->sc && !cur->in_ready_queue) {
+    if (cur && !cur->in_ready_queue && thread_is_schedulable(cur)) {
         if (best < 0 || (u32)best <= cur->priority)
             return cur;
-        sched_enqueue(cur);
+        queue_insert(cur, true);
     }
     best = highest_ready_priority();
     if (best < 0)
@@ -132,18 +283,28 @@ static struct tcb *choose_thread(void)
     return next;
 }
 
-static void switch_fpu(struct tcb *from, struct tcb *to)
+/* Load next's FP state if it is not already in the registers, saving the
+ * previous owner's if it changed it. Returns the sstatus.FS value next runs
+ * with. */
+static word_t switch_fpu(struct tcb *next)
 {
-    if (from == to)
-        return;
-    /* Eager switch: save the outgoing thread's FP state if it may have changed
-     * it, load the incoming one's. FS must be on while doing so. */
-    csr_set(sstatus, SSTATUS_FS_INITIAL);
-    if (from && (from->ctx.sstatus & SSTATUS_FS) == SSTATUS_FS_DIRTY)
-        fpu_save(&from->ctx);
-    if (to && !(to->flags & TCB_FLAG_FPU_DISABLED))
-        fpu_restore(&to->ctx);
+    bool disabled = (next->flags & TCB_FLAG_FPU_DISABLED) != 0;
+    if (next == fpu_owner) {
+        if (disabled || !fpu_loaded)
+            return SSTATUS_FS_OFF;
+        /* Keep Dirty across kernel entries so the change is saved on the
+         * next switch. */
+        return (next->ctx.sstatus & SSTATUS_FS) == SSTATUS_FS_DIRTY ? SSTATUS_FS_DIRTY : SSTATUS_FS_CLEAN;
+    }
+    csr_set(sstatus, SSTATUS_FS_INITIAL); /* FS must be on to move FP state */
+    if (fpu_owner && fpu_loaded && (fpu_owner->ctx.sstatus & SSTATUS_FS) == SSTATUS_FS_DIRTY)
+        fpu_save(&fpu_owner->ctx);
+    if (!disabled)
+        fpu_restore(&next->ctx); /* a new thread's zeroed TCB gives f0-f31 = 0, fcsr = 0 */
     csr_clear(sstatus, SSTATUS_FS);
+    fpu_owner = next;
+    fpu_loaded = !disabled;
+    return disabled ? SSTATUS_FS_OFF : SSTATUS_FS_CLEAN;
 }
 
 static void activate_vspace(struct tcb *t)
@@ -155,62 +316,48 @@ static void activate_vspace(struct tcb *t)
         vspace_activate(kptr_to_paddr(kernel_root_pt), 0);
 }
 
-static struct tcb *last_fpu_owner;
-
-/* Round-robin time slices: a thread switched in runs for its scheduling
- * context's budget, then goes to the tail of its priority's queue. (Sporadic
- * servers and refills replace this with budgets in the scheduling work.) */
-static struct tcb *slice_owner;
-static u64 slice_end;
-
 void handle_pending_interrupts(void)
 {
-    unsigned kinds = machine_handle_pending_interrupts();
-    if (!(kinds & MACHINE_IRQ_TIMER) || !slice_owner)
-        return;
-    if (machine_time() < slice_end) {
-        machine_set_timeout(slice_end); /* early: the handler disarmed it, re-arm */
-        return;
-    }
-    if (slice_owner == current_thread && thread_is_runnable(slice_owner))
-        sched_enqueue(slice_owner);
-    slice_owner = NULL;
-}
-
-static void start_slice(struct tcb *t)
-{
-    if (t == slice_owner)
-        return;
-    slice_owner = t;
-    slice_end = machine_time() + t->sc->budget;
-    machine_set_timeout(slice_end);
+    (void)machine_handle_pending_interrupts();
 }
 
 void kernel_exit(void)
 {
+    /* Charge the time since the last exit; a slice that has run out is
+     * refilled and its thread goes behind the others of its priority. */
+    sched_commit_time();
+    if (running_sc && sc_head(running_sc)->amount < min_budget_ticks()) {
+        struct tcb *t = running_sc->tcb;
+        refill_slice(running_sc);
+        if (t && t == current_thread && !t->in_ready_queue && thread_is_schedulable(t))
+            queue_insert(t, false);
+    }
     struct tcb *next = choose_thread();
     while (!next) {
-        /* Idle: nothing to run until an interrupt makes something runnable. */
+        /* Idle: nothing to run until an interrupt makes something runnable.
+         * Bounded per interrupt; idle time is charged to no context. */
         current_thread = NULL;
-        slice_owner = NULL;
+        running_sc = NULL;
         machine_disable_timeout();
         machine_wait_for_interrupt();
         handle_pending_interrupts();
         next = choose_thread();
     }
-    start_slice(next);
-    if (next != last_fpu_owner) {
-        switch_fpu(last_fpu_owner, next);
-        last_fpu_owner = next;
-    }
+    running_sc = next->sc;
+    charged_until = machine_time();
+    machine_set_timeout(charged_until + sc_head(running_sc)->amount);
+
+    word_t fs = switch_fpu(next);
     current_thread = next;
     activate_vspace(next);
-    if (next->state == THREAD_RESTART)
+    if (next->state == THREAD_RESTART) {
+        /* seL4's activateThread: a restarted thread continues at FaultIP. */
+        next->ctx.pc = next->ctx.fault_ip;
         next->state = THREAD_RUNNING;
+    }
     word_t s = next->ctx.sstatus;
     s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_FS);
-    s |= SSTATUS_SPIE;
-    s |= (next->flags & TCB_FLAG_FPU_DISABLED) ? SSTATUS_FS_OFF : SSTATUS_FS_CLEAN;
+    s |= SSTATUS_SPIE | fs;
     next->ctx.sstatus = s;
     restore_user_context(&next->ctx);
 }
@@ -225,6 +372,17 @@ void debug_register_thread(struct tcb *t)
     if (debug_threads)
         debug_threads->debug_prev = t;
     debug_threads = t;
+}
+
+void debug_unregister_thread(struct tcb *t)
+{
+    if (t->debug_prev)
+        t->debug_prev->debug_next = t->debug_next;
+    else if (debug_threads == t)
+        debug_threads = t->debug_next;
+    if (t->debug_next)
+        t->debug_next->debug_prev = t->debug_prev;
+    t->debug_next = t->debug_prev = NULL;
 }
 
 static const char *state_name(enum thread_state s)
@@ -263,6 +421,7 @@ void thread_set_name(struct tcb *t, const char *name, word_t max_len)
 }
 #else
 void debug_register_thread(struct tcb *t) { (void)t; }
+void debug_unregister_thread(struct tcb *t) { (void)t; }
 void debug_dump_scheduler(void) {}
 const char *thread_name(const struct tcb *t) { (void)t; return ""; }
 void thread_set_name(struct tcb *t, const char *name, word_t max_len) { (void)t; (void)name; (void)max_len; }

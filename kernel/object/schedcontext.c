@@ -1,19 +1,39 @@
-/* Scheduling contexts: processor time as an object. This file holds what boot
- * needs; the invocations and the sporadic-server refills build on it. */
+/* Scheduling contexts: processor time as an object (MCS). Creation, boot
+ * setup, binding to threads, the SchedContext invocations and finalisation.
+ * Round-robin refills only (schedcontext.h); sporadic servers build on this. */
 #include <boot.h>
 #include <invocation.h>
+#include <kernel.h>
+#include <objecttype.h>
+#include <schedcontext.h>
 #include <thread.h>
 #include <timer.h>
 #include <arch/machine.h>
 
-/* Refills a context of 2^size_bits bytes can hold after its header. */
-static u32 refill_capacity(u32 size_bits) { return (u32)(((1ul << size_bits) - 96) / sizeof(struct refill)); }
+void sched_context_init(struct sched_context *sc, u32 size_bits)
+{
+    word_t cap = sc_refill_capacity(size_bits);
+    sc->size_bits = size_bits;
+    /* Saturated: only bookkeeping; the ConfigureFlags check uses the exact
+     * sc_refill_capacity(). */
+    sc->refill_max = cap > 0xffffffffu ? 0xffffffffu : (u32)cap;
+    sc->budget = 0;
+    sc->period = 0;
+    sc->refill_count = 0;
+    sc->refill_head = 0;
+}
+
+bool sc_released(const struct sched_context *sc)
+{
+    /* Round-robin refills are always ready; the release queue will add the
+     * head refill's release time here. */
+    return sc_configured(sc);
+}
 
 void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb *t)
 {
     u64 budget = CONFIG_BOOT_THREAD_TIME_SLICE_MS * timer_ticks_per_ms;
-    sc->size_bits = size_bits;
-    sc->refill_max = refill_capacity(size_bits);
+    sched_context_init(sc, size_bits);
     sc->period = 0; /* round robin, as seL4 stores the boot context */
     sc->budget = budget;
     sc->sporadic = false;
@@ -25,9 +45,160 @@ void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb
     t->sc = sc;
 }
 
-/* SchedContext invocations: not implemented yet (refused with IllegalOperation). */
+void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t)
+{
+    sc->tcb = t;
+    t->sc = sc;
+    thread_schedule(t);
+}
+
+void sched_context_unbind_tcb(struct sched_context *sc)
+{
+    struct tcb *t = sc->tcb;
+    if (!t)
+        return;
+    sched_forget_sc(sc);
+    sched_dequeue(t);
+    t->sc = NULL;
+    sc->tcb = NULL;
+}
+
+void sched_context_unbind_notification(struct sched_context *sc)
+{
+    struct notification *n = sc->notification;
+    if (!n)
+        return;
+    n->sc = NULL;
+    sc->notification = NULL;
+}
+
+void sched_context_finalise(struct sched_context *sc)
+{
+    sched_context_unbind_tcb(sc);
+    sched_context_unbind_notification(sc);
+    if (sc->yield_from)
+        sc->yield_from = NULL; /* YieldTo is the scheduling issue's; nothing points back yet */
+    sched_forget_sc(sc);
+}
+
+/* SchedControl_ConfigureFlags, after its checks (schedcontrol.c). */
+void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period_us, word_t extra_refills,
+                             word_t badge, word_t flags)
+{
+    /* The running context may be the one being changed: account for what it
+     * used under the old parameters first. */
+    sched_commit_time();
+    u64 budget = us_to_ticks(budget_us);
+    bool round_robin = budget_us == period_us;
+    sc->budget = budget;
+    sc->period = round_robin ? 0 : us_to_ticks(period_us);
+    sc->badge = badge;
+    sc->sporadic = (flags & SC_FLAG_SPORADIC) != 0;
+    (void)extra_refills; /* the ring size matters once sporadic refills exist */
+    sc->refill_head = 0;
+    sc->refill_count = 1;
+    sc_refills(sc)[0].release_time = machine_time();
+    sc_refills(sc)[0].amount = budget;
+    if (sc->tcb)
+        thread_schedule(sc->tcb); /* a waiting thread may now run */
+}
+
+/* ---- invocations ---- */
+
+static struct syscall_error decode_bind(struct sched_context *sc, struct invocation *inv)
+{
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    cap_t c = inv->extra[0];
+    switch (cap_type(c)) {
+    case CAP_THREAD: {
+        struct tcb *t = tcb_from_paddr(cap_obj(c));
+        if (sc->tcb || t->sc)
+            return error0(ERR_ILLEGAL_OPERATION);
+        if (thread_is_blocked(t) && !sc_released(sc))
+            return error0(ERR_ILLEGAL_OPERATION);
+        sched_context_bind_tcb(sc, t);
+        return no_error();
+    }
+    case CAP_NOTIFICATION: {
+        struct notification *n = (struct notification *)paddr_to_kptr(cap_obj(c));
+        if (sc->notification || n->sc)
+            return error0(ERR_ILLEGAL_OPERATION);
+        sc->notification = n;
+        n->sc = sc;
+        return no_error();
+    }
+    default:
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    }
+}
+
+static struct syscall_error decode_unbind_object(struct sched_context *sc, struct invocation *inv)
+{
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    cap_t c = inv->extra[0];
+    switch (cap_type(c)) {
+    case CAP_THREAD: {
+        struct tcb *t = tcb_from_paddr(cap_obj(c));
+        if (sc->tcb != t || t == inv->caller)
+            return error0(ERR_ILLEGAL_OPERATION);
+        sched_context_unbind_tcb(sc);
+        return no_error();
+    }
+    case CAP_NOTIFICATION:
+        if (sc->notification != (struct notification *)paddr_to_kptr(cap_obj(c)))
+            return error0(ERR_ILLEGAL_OPERATION);
+        sched_context_unbind_notification(sc);
+        return no_error();
+    default:
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    }
+}
+
+/* Report the consumed time in MR0 (µs, rounded down) and reset it. */
+static void reply_consumed(struct sched_context *sc, struct invocation *inv)
+{
+    sched_commit_time();
+    set_mr(inv->caller, 0, ticks_to_us(sc->consumed));
+    sc->consumed = 0;
+    inv->n_reply = 1;
+}
+
 struct syscall_error decode_sched_context_invocation(struct invocation *inv)
 {
-    (void)inv;
-    return error0(ERR_ILLEGAL_OPERATION);
+    struct sched_context *sc = (struct sched_context *)paddr_to_kptr(cap_obj(inv->cap));
+    switch (inv->label) {
+    case INV_SCHED_CONTEXT_BIND:
+        return decode_bind(sc, inv);
+    case INV_SCHED_CONTEXT_UNBIND:
+        if (sc->tcb == inv->caller)
+            return error0(ERR_ILLEGAL_OPERATION);
+        sched_context_unbind_tcb(sc);
+        sched_context_unbind_notification(sc);
+        return no_error();
+    case INV_SCHED_CONTEXT_UNBIND_OBJECT:
+        return decode_unbind_object(sc, inv);
+    case INV_SCHED_CONTEXT_CONSUMED:
+        reply_consumed(sc, inv);
+        return no_error();
+    case INV_SCHED_CONTEXT_YIELD_TO: {
+        struct tcb *t = sc->tcb;
+        if (!t || t == inv->caller || t->priority > inv->caller->mcp)
+            return error0(ERR_ILLEGAL_OPERATION);
+        /* Minimal directed yield: the target goes to the head of its queue
+         * and, at the caller's priority or above, runs before the caller.
+         * The consumed time is reported now rather than when the caller next
+         * runs (the scheduling issue completes YieldTo). */
+        if (thread_is_schedulable(t) && t != current_thread) {
+            sched_enqueue_front(t);
+            if (t->priority >= inv->caller->priority)
+                sched_enqueue(inv->caller);
+        }
+        reply_consumed(sc, inv);
+        return no_error();
+    }
+    default:
+        return error0(ERR_ILLEGAL_OPERATION);
+    }
 }

@@ -1,9 +1,34 @@
-/* SchedControl invocations: not implemented yet (the object-model and scheduling work fills this
- * in). Until then the invocation is refused with IllegalOperation. */
+/* SchedControl_ConfigureFlags: the only way to give a scheduling context
+ * time. Checks in seL4's order (errors-by-invocation.md, SchedControl). */
 #include <invocation.h>
+#include <schedcontext.h>
 
 struct syscall_error decode_sched_control_invocation(struct invocation *inv)
 {
-    (void)inv;
-    return error0(ERR_ILLEGAL_OPERATION);
+    if (inv->label != INV_SCHED_CONTROL_CONFIGURE_FLAGS)
+        return error0(ERR_ILLEGAL_OPERATION);
+    /* seL4 checks the extra cap before the length. */
+    if (inv->n_extra < 1 || inv->length < 5)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    cap_t c = inv->extra[0];
+    if (cap_type(c) != CAP_SCHED_CONTEXT)
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    word_t budget = get_mr(inv->caller, 0);
+    word_t period = get_mr(inv->caller, 1);
+    word_t extra_refills = get_mr(inv->caller, 2);
+    word_t badge = get_mr(inv->caller, 3);
+    word_t flags = get_mr(inv->caller, 4);
+    if (budget > MAX_PERIOD_US || budget < MIN_BUDGET_US)
+        return range_error(MIN_BUDGET_US, MAX_PERIOD_US);
+    if (period > MAX_PERIOD_US || period < MIN_BUDGET_US)
+        return range_error(MIN_BUDGET_US, MAX_PERIOD_US);
+    if (budget > period)
+        return range_error(MIN_BUDGET_US, period);
+    word_t capacity = sc_refill_capacity(cap_sched_context_size_bits(c));
+    /* extra_refills + 2 > capacity, written so a huge extra_refills cannot wrap. */
+    if (extra_refills > capacity - MIN_REFILLS)
+        return range_error(0, capacity - MIN_REFILLS);
+    sched_context_configure((struct sched_context *)paddr_to_kptr(cap_obj(c)), budget, period, extra_refills, badge,
+                            flags);
+    return no_error();
 }

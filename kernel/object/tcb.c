@@ -1,19 +1,523 @@
-/* Thread control blocks: the invocations on a TCB cap. */
+/* Thread control blocks: the invocations on a TCB cap (labels 2-17) and TCB
+ * finalisation. Every decoder makes seL4's checks in seL4's order
+ * (shared/abi/errors-by-invocation.md, TCB) before changing anything; the
+ * perform steps cannot fail, except that deleting a cap the TCB held may be
+ * preempted, in which case the whole invocation is restarted and re-decoded
+ * (as in seL4). */
+#include <arch/vspace.h>
+#include <cdt.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <objecttype.h>
+#include <schedcontext.h>
 #include <thread.h>
+
+/* seL4_UserContext order: 16 "frame" registers (pc, ra, sp, gp, s0-s11),
+ * then 16 "integer" registers (a0-a7, t0-t6, tp). Index 0 stands for the
+ * restart pc (FaultIP), which is not a general register. */
+#define NUM_FRAME_REGS 16
+#define NUM_GP_REGS 16
+#define NUM_USER_REGS (NUM_FRAME_REGS + NUM_GP_REGS)
+static const u8 user_reg_order[NUM_USER_REGS] = {
+    0,      REG_RA, REG_SP, REG_GP, REG_S0, REG_S1, REG_S2, REG_S3,  REG_S4,  REG_S5, REG_S6,
+    REG_S7, REG_S8, REG_S9, REG_S10, REG_S11, REG_A0, REG_A1, REG_A2, REG_A3, REG_A4, REG_A5,
+    REG_A6, REG_A7, REG_T0, REG_T1, REG_T2, REG_T3, REG_T4, REG_T5,  REG_T6,  REG_TP,
+};
+
+static word_t get_user_reg(const struct tcb *t, word_t k)
+{
+    return k == 0 ? t->ctx.fault_ip : t->ctx.x[user_reg_order[k]];
+}
+
+static void set_user_reg(struct tcb *t, word_t k, word_t v)
+{
+    if (k == 0)
+        t->ctx.fault_ip = v;
+    else
+        t->ctx.x[user_reg_order[k]] = v;
+}
+
+/* seL4's setNextPC(getRestartPC()): after its registers were written, a
+ * thread continues at the (possibly new) restart pc. */
+static void restart_at_fault_ip(struct tcb *t) { t->ctx.pc = t->ctx.fault_ip; }
+
+static struct tcb *cap_tcb(cap_t c) { return tcb_from_paddr(cap_obj(c)); }
+
+/* A fault or timeout handler must be an endpoint we may send to with Grant
+ * or GrantReply (so the reply can come back), or nothing. */
+static bool valid_fault_handler(cap_t c)
+{
+    switch (cap_type(c)) {
+    case CAP_NULL:
+        return true;
+    case CAP_ENDPOINT:
+        return (cap_rights(c) & RIGHT_WRITE) && (cap_rights(c) & (RIGHT_GRANT | RIGHT_GRANT_REPLY));
+    default:
+        return false;
+    }
+}
+
+/* seL4's slotCapLongRunningDelete: would deleting this slot's cap start a
+ * long (preemptible) deletion? Such slots cannot be replaced by
+ * Configure/SetSpace. */
+static bool long_running_delete(const cte_t *slot)
+{
+    cap_t c = slot->cap;
+    if (cap_is_null(c) || !cdt_is_final_cap(slot))
+        return false;
+    switch (cap_type(c)) {
+    case CAP_THREAD:
+    case CAP_CNODE:
+    case CAP_ZOMBIE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool valid_vtable_root(cap_t c) { return cap_type(c) == CAP_PAGE_TABLE && cap_is_mapped(c); }
+
+/* The decoded form of the caps Configure, SetSpace, SetIPCBuffer,
+ * SetTimeoutEndpoint and SetSchedParams install into a TCB. A source slot of
+ * NULL means "leave that TCB slot alone". */
+struct tcb_caps {
+    cte_t *cspace_src, *vspace_src, *buffer_src, *fault_src, *timeout_src;
+    cap_t cspace, vspace, buffer, fault, timeout;
+    bool set_space, set_buffer, set_fault, set_timeout;
+    vaddr_t buffer_addr;
+};
+
+/* Derive and check an IPC-buffer frame cap (Configure step 2, SetIPCBuffer). */
+static struct syscall_error decode_ipc_buffer(struct tcb_caps *tc, vaddr_t addr, cte_t *slot, cap_t c)
+{
+    tc->set_buffer = true;
+    tc->buffer_addr = addr;
+    if (addr == 0) {
+        tc->buffer_src = NULL; /* no buffer: the cap is not looked at */
+        return no_error();
+    }
+    struct derive_result d = derive_cap(slot, c);
+    if (d.status != ERR_NONE)
+        return error0(d.status);
+    if (!frame_cap_ok_for_ipc_buffer(d.cap))
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (!IS_ALIGNED(addr, IPC_BUFFER_SIZE_BITS))
+        return error0(ERR_ALIGNMENT_ERROR);
+    tc->buffer_src = slot;
+    tc->buffer = d.cap;
+    return no_error();
+}
+
+/* CSpace and VSpace roots (Configure steps 3-5, SetSpace steps 2-4). */
+static struct syscall_error decode_space(struct tcb_caps *tc, struct tcb *target, word_t cspace_data,
+                                         cte_t *cslot, cap_t ccap, cte_t *vslot, cap_t vcap)
+{
+    if (long_running_delete(&target->slots[TCB_SLOT_CSPACE]) || long_running_delete(&target->slots[TCB_SLOT_VSPACE]))
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (cspace_data != 0)
+        ccap = update_cap_data(false, cspace_data, ccap);
+    struct derive_result d = derive_cap(cslot, ccap);
+    if (d.status != ERR_NONE)
+        return error0(d.status);
+    if (cap_type(d.cap) != CAP_CNODE)
+        return error0(ERR_ILLEGAL_OPERATION);
+    tc->cspace = d.cap;
+    tc->cspace_src = cslot;
+    /* The VSpace data word has no effect on RISC-V page-table caps. */
+    d = derive_cap(vslot, vcap);
+    if (d.status != ERR_NONE)
+        return error0(d.status);
+    if (!valid_vtable_root(d.cap))
+        return error0(ERR_ILLEGAL_OPERATION);
+    tc->vspace = d.cap;
+    tc->vspace_src = vslot;
+    tc->set_space = true;
+    return no_error();
+}
+
+/* seL4's installTCBCap: empty the TCB's slot, then copy the new cap in as a
+ * child of its source, unless deleting the old cap removed the source cap or
+ * the TCB cap being invoked (then the TCB keeps an empty slot). */
+static struct syscall_error install_tcb_cap(struct invocation *inv, struct tcb *target, enum tcb_slot index,
+                                            cap_t new_cap, cte_t *src)
+{
+    cte_t *dest = &target->slots[index];
+    struct syscall_error e = cte_delete(dest, true);
+    if (e.code != ERR_NONE)
+        return e;
+    if (src && !cap_is_null(new_cap) && same_object_as(new_cap, src->cap) && same_object_as(inv->cap, inv->slot->cap))
+        cte_insert(new_cap, src, dest);
+    return no_error();
+}
+
+static struct syscall_error perform_tcb_caps(struct invocation *inv, struct tcb *target, const struct tcb_caps *tc)
+{
+    struct syscall_error e = no_error();
+    if (tc->set_fault) {
+        e = install_tcb_cap(inv, target, TCB_SLOT_FAULT_HANDLER, tc->fault, tc->fault_src);
+        if (e.code != ERR_NONE)
+            return e;
+    }
+    if (tc->set_timeout) {
+        e = install_tcb_cap(inv, target, TCB_SLOT_TIMEOUT_HANDLER, tc->timeout, tc->timeout_src);
+        if (e.code != ERR_NONE)
+            return e;
+    }
+    if (tc->set_space) {
+        e = install_tcb_cap(inv, target, TCB_SLOT_CSPACE, tc->cspace, tc->cspace_src);
+        if (e.code != ERR_NONE)
+            return e;
+        e = install_tcb_cap(inv, target, TCB_SLOT_VSPACE, tc->vspace, tc->vspace_src);
+        if (e.code != ERR_NONE)
+            return e;
+    }
+    if (tc->set_buffer) {
+        cte_t *dest = &target->slots[TCB_SLOT_IPC_BUFFER];
+        e = cte_delete(dest, true);
+        if (e.code != ERR_NONE)
+            return e;
+        target->ipc_buffer = tc->buffer_addr;
+        if (tc->buffer_src && same_object_as(tc->buffer, tc->buffer_src->cap) &&
+            same_object_as(inv->cap, inv->slot->cap))
+            cte_insert(tc->buffer, tc->buffer_src, dest);
+    }
+    return e;
+}
+
+/* TEMPORARY (until the CNode work lands derive_cap, update_cap_data and
+ * cte_delete in cdt.c/objecttype.c): weak stand-ins so the shared tree links.
+ * The real definitions override these; remove once they exist. */
+__attribute__((weak)) struct derive_result derive_cap(cte_t *slot, cap_t c)
+{
+    (void)slot;
+    struct derive_result r = {ERR_NONE, c};
+    return r;
+}
+__attribute__((weak)) cap_t update_cap_data(bool preserve, word_t data, cap_t c)
+{
+    (void)preserve;
+    (void)data;
+    return c;
+}
+__attribute__((weak)) struct syscall_error cte_delete(cte_t *slot, bool exposed)
+{
+    (void)exposed;
+    if (!cap_is_null(slot->cap))
+        cte_delete_one(slot);
+    return no_error();
+}
+
+/* ---- decoders, one per label ---- */
+
+static struct syscall_error decode_read_registers(struct invocation *inv, struct tcb *target)
+{
+    struct tcb *caller = inv->caller;
+    if (inv->length < 2)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t flags = get_mr(caller, 0);
+    word_t count = get_mr(caller, 1);
+    if (count < 1 || count > NUM_USER_REGS)
+        return range_error(1, NUM_USER_REGS);
+    if (target == caller)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (flags & 1)
+        thread_suspend(target);
+    if (inv->call) {
+        /* Without an IPC buffer only MR0-MR3 exist; reply_success then
+         * reports length 4. */
+        for (word_t k = 0; k < count; k++)
+            set_mr(caller, k, get_user_reg(target, k));
+        inv->n_reply = count;
+    }
+    return no_error();
+}
+
+static struct syscall_error decode_write_registers(struct invocation *inv, struct tcb *target)
+{
+    struct tcb *caller = inv->caller;
+    if (inv->length < 2)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t flags = get_mr(caller, 0);
+    word_t count = get_mr(caller, 1);
+    if (inv->length - 2 < count)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (target == caller)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (count > NUM_USER_REGS)
+        count = NUM_USER_REGS; /* seL4 writes at most the 32 it knows */
+    for (word_t k = 0; k < count; k++)
+        set_user_reg(target, k, get_mr(caller, 2 + k));
+    restart_at_fault_ip(target);
+    if (flags & 1)
+        thread_resume(target);
+    return no_error();
+}
+
+static struct syscall_error decode_copy_registers(struct invocation *inv, struct tcb *dest)
+{
+    if (inv->length < 1 || inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (cap_type(inv->extra[0]) != CAP_THREAD)
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    struct tcb *src = cap_tcb(inv->extra[0]);
+    word_t flags = get_mr(inv->caller, 0);
+    /* seL4's order: suspend source, resume target, frame, integer. */
+    if (flags & 1)
+        thread_suspend(src);
+    if (flags & 2)
+        thread_resume(dest);
+    if (flags & 4) {
+        for (word_t k = 0; k < NUM_FRAME_REGS; k++)
+            set_user_reg(dest, k, get_user_reg(src, k));
+        restart_at_fault_ip(dest);
+    }
+    if (flags & 8) {
+        for (word_t k = NUM_FRAME_REGS; k < NUM_USER_REGS; k++)
+            set_user_reg(dest, k, get_user_reg(src, k));
+    }
+    return no_error();
+}
+
+static struct syscall_error decode_configure(struct invocation *inv, struct tcb *target)
+{
+    struct tcb *caller = inv->caller;
+    if (inv->length < 3 || inv->n_extra < 3)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t cspace_data = get_mr(caller, 0);
+    word_t buffer = get_mr(caller, 2);
+    struct tcb_caps tc = {0};
+    struct syscall_error e = decode_ipc_buffer(&tc, buffer, inv->extra_slot[2], inv->extra[2]);
+    if (e.code != ERR_NONE)
+        return e;
+    e = decode_space(&tc, target, cspace_data, inv->extra_slot[0], inv->extra[0], inv->extra_slot[1], inv->extra[1]);
+    if (e.code != ERR_NONE)
+        return e;
+    return perform_tcb_caps(inv, target, &tc);
+}
+
+static struct syscall_error decode_set_space(struct invocation *inv, struct tcb *target)
+{
+    struct tcb *caller = inv->caller;
+    if (inv->length < 2 || inv->n_extra < 3)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t cspace_data = get_mr(caller, 0);
+    struct tcb_caps tc = {0};
+    struct syscall_error e =
+        decode_space(&tc, target, cspace_data, inv->extra_slot[1], inv->extra[1], inv->extra_slot[2], inv->extra[2]);
+    if (e.code != ERR_NONE)
+        return e;
+    if (!valid_fault_handler(inv->extra[0]))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    tc.set_fault = true;
+    tc.fault = inv->extra[0];
+    tc.fault_src = inv->extra_slot[0];
+    return perform_tcb_caps(inv, target, &tc);
+}
+
+static struct syscall_error decode_set_ipc_buffer(struct invocation *inv, struct tcb *target)
+{
+    if (inv->length < 1 || inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    struct tcb_caps tc = {0};
+    struct syscall_error e = decode_ipc_buffer(&tc, get_mr(inv->caller, 0), inv->extra_slot[0], inv->extra[0]);
+    if (e.code != ERR_NONE)
+        return e;
+    return perform_tcb_caps(inv, target, &tc);
+}
+
+static struct syscall_error decode_set_timeout_endpoint(struct invocation *inv, struct tcb *target)
+{
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (!valid_fault_handler(inv->extra[0]))
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    struct tcb_caps tc = {0};
+    tc.set_timeout = true;
+    tc.timeout = inv->extra[0];
+    tc.timeout_src = inv->extra_slot[0];
+    return perform_tcb_caps(inv, target, &tc);
+}
+
+/* Priority and MCP are limited by an explicitly named authority thread's
+ * MCP (no confused deputy: the caller's own MCP is not what counts). */
+static struct syscall_error check_prio(word_t prio, const struct tcb *auth)
+{
+    if (prio > auth->mcp)
+        return range_error(0, auth->mcp);
+    return no_error();
+}
+
+static struct syscall_error decode_set_priority(struct invocation *inv, struct tcb *target, bool mcp)
+{
+    if (inv->length < 1 || inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (cap_type(inv->extra[0]) != CAP_THREAD)
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    word_t value = get_mr(inv->caller, 0);
+    struct syscall_error e = check_prio(value, cap_tcb(inv->extra[0]));
+    if (e.code != ERR_NONE)
+        return e;
+    if (mcp)
+        target->mcp = (u32)value;
+    else
+        thread_set_priority(target, (u32)value);
+    return no_error();
+}
+
+static struct syscall_error decode_set_sched_params(struct invocation *inv, struct tcb *target)
+{
+    struct tcb *caller = inv->caller;
+    if (inv->length < 2 || inv->n_extra < 3)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (cap_type(inv->extra[0]) != CAP_THREAD)
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    struct tcb *auth = cap_tcb(inv->extra[0]);
+    word_t new_mcp = get_mr(caller, 0);
+    word_t new_prio = get_mr(caller, 1);
+    struct syscall_error e = check_prio(new_mcp, auth);
+    if (e.code != ERR_NONE)
+        return e;
+    e = check_prio(new_prio, auth);
+    if (e.code != ERR_NONE)
+        return e;
+    struct sched_context *sc = NULL;
+    cap_t sc_cap = inv->extra[1];
+    switch (cap_type(sc_cap)) {
+    case CAP_SCHED_CONTEXT:
+        sc = (struct sched_context *)paddr_to_kptr(cap_obj(sc_cap));
+        if (sc != target->sc) {
+            if (target->sc || sc->tcb)
+                return error0(ERR_ILLEGAL_OPERATION);
+            if (thread_is_blocked(target) && !sc_released(sc))
+                return error0(ERR_ILLEGAL_OPERATION);
+        }
+        break;
+    case CAP_NULL:
+        if (target == caller)
+            return error0(ERR_ILLEGAL_OPERATION);
+        break;
+    default:
+        return error1(ERR_INVALID_CAPABILITY, 2);
+    }
+    if (!valid_fault_handler(inv->extra[2]))
+        return error1(ERR_INVALID_CAPABILITY, 3);
+
+    struct tcb_caps tc = {0};
+    tc.set_fault = true;
+    tc.fault = inv->extra[2];
+    tc.fault_src = inv->extra_slot[2];
+    e = perform_tcb_caps(inv, target, &tc);
+    if (e.code != ERR_NONE)
+        return e;
+    target->mcp = (u32)new_mcp;
+    thread_set_priority(target, (u32)new_prio);
+    if (sc && sc != target->sc)
+        sched_context_bind_tcb(sc, target);
+    else if (!sc && target->sc)
+        sched_context_unbind_tcb(target->sc);
+    return no_error();
+}
+
+static struct syscall_error decode_bind_notification(struct invocation *inv, struct tcb *target)
+{
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    if (target->bound_notification)
+        return error0(ERR_ILLEGAL_OPERATION);
+    cap_t c = inv->extra[0];
+    if (cap_type(c) != CAP_NOTIFICATION)
+        return error0(ERR_ILLEGAL_OPERATION);
+    if (!(cap_rights(c) & RIGHT_READ))
+        return error0(ERR_ILLEGAL_OPERATION);
+    struct notification *n = (struct notification *)paddr_to_kptr(cap_obj(c));
+    if (n->queue_head || n->bound_tcb)
+        return error0(ERR_ILLEGAL_OPERATION);
+    n->bound_tcb = target;
+    target->bound_notification = n;
+    return no_error();
+}
+
+static void unbind_notification(struct tcb *t)
+{
+    struct notification *n = t->bound_notification;
+    if (!n)
+        return;
+    n->bound_tcb = NULL;
+    t->bound_notification = NULL;
+}
+
+static struct syscall_error decode_set_flags(struct invocation *inv, struct tcb *target)
+{
+    if (inv->length < 2)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    word_t clear = get_mr(inv->caller, 0);
+    word_t set = get_mr(inv->caller, 1);
+    word_t flags = (target->flags & ~clear) | (set & TCB_FLAG_FPU_DISABLED);
+    thread_set_flags(target, flags);
+    set_mr(inv->caller, 0, flags);
+    inv->n_reply = 1;
+    return no_error();
+}
 
 struct syscall_error decode_tcb_invocation(struct invocation *inv)
 {
-    struct tcb *target = tcb_from_paddr(cap_obj(inv->cap));
+    struct tcb *target = cap_tcb(inv->cap);
     switch (inv->label) {
+    case INV_TCB_READ_REGISTERS:
+        return decode_read_registers(inv, target);
+    case INV_TCB_WRITE_REGISTERS:
+        return decode_write_registers(inv, target);
+    case INV_TCB_COPY_REGISTERS:
+        return decode_copy_registers(inv, target);
+    case INV_TCB_CONFIGURE:
+        return decode_configure(inv, target);
+    case INV_TCB_SET_PRIORITY:
+        return decode_set_priority(inv, target, false);
+    case INV_TCB_SET_MC_PRIORITY:
+        return decode_set_priority(inv, target, true);
+    case INV_TCB_SET_SCHED_PARAMS:
+        return decode_set_sched_params(inv, target);
+    case INV_TCB_SET_TIMEOUT_ENDPOINT:
+        return decode_set_timeout_endpoint(inv, target);
+    case INV_TCB_SET_IPC_BUFFER:
+        return decode_set_ipc_buffer(inv, target);
+    case INV_TCB_SET_SPACE:
+        return decode_set_space(inv, target);
     case INV_TCB_SUSPEND:
         thread_suspend(target);
         return no_error();
     case INV_TCB_RESUME:
         thread_resume(target);
         return no_error();
+    case INV_TCB_BIND_NOTIFICATION:
+        return decode_bind_notification(inv, target);
+    case INV_TCB_UNBIND_NOTIFICATION:
+        if (!target->bound_notification)
+            return error0(ERR_ILLEGAL_OPERATION);
+        unbind_notification(target);
+        return no_error();
+    case INV_TCB_SET_TLS_BASE:
+        if (inv->length < 1)
+            return error0(ERR_TRUNCATED_MESSAGE);
+        target->ctx.x[REG_TP] = get_mr(inv->caller, 0);
+        return no_error();
+    case INV_TCB_SET_FLAGS:
+        return decode_set_flags(inv, target);
     default:
         return error0(ERR_ILLEGAL_OPERATION);
     }
+}
+
+/* The last cap to t is going away: take it out of the scheduler and unbind
+ * everything that points at it. The caps in t->slots[] are NOT deleted here:
+ * they may be the last caps to large objects, so finalise_cap hands them back
+ * (zombie-style) for preemptible deletion by the CDT code. */
+void tcb_finalise(struct tcb *t)
+{
+    thread_suspend(t);
+    unbind_notification(t);
+    if (t->sc)
+        sched_context_unbind_tcb(t->sc);
+    thread_forget(t);
+    debug_unregister_thread(t);
 }
