@@ -20,6 +20,7 @@
 #include <kernel.h>
 #include <objecttype.h>
 #include <preemption.h>
+#include <schedcontext.h>
 #include <string.h>
 #include <thread.h>
 
@@ -30,9 +31,6 @@
 #endif
 
 #define RESET_CHUNK (1ul << CONFIG_RESET_CHUNK_BITS)
-
-/* Bytes a scheduling context's header takes before its refill ring (object.h). */
-#define SC_HEADER_BYTES 96
 
 static cap_t untyped_set_free_index(cap_t c, word_t free_index)
 {
@@ -83,11 +81,12 @@ static void init_new_tcb(struct tcb *t)
     {
         char name[CONFIG_TCB_NAME_LENGTH];
         static const char prefix[] = "child of: '";
-        word_t n = 0;
-        for (word_t i = 0; prefix[i] && n + 1 < sizeof(name); i++)
-            name[n++] = prefix[i];
         const char *parent = current_thread ? thread_name(current_thread) : "";
-        for (word_t i = 0; parent[i] && n + 2 < sizeof(name); i++)
+        word_t n = 0;
+        for (word_t i = 0; i < sizeof(prefix) - 1; i++)
+            name[n++] = prefix[i];
+        /* Room is left for the closing quote and the terminator. */
+        for (word_t i = 0; i < sizeof(name) - sizeof(prefix) - 1 && parent[i]; i++)
             name[n++] = parent[i];
         name[n++] = '\'';
         name[n] = '\0';
@@ -96,14 +95,6 @@ static void init_new_tcb(struct tcb *t)
 #endif
     debug_register_thread(t);
     invariants_register_slots(t->slots, TCB_NUM_SLOTS);
-}
-
-/* A new scheduling context: unconfigured (no budget, no refills, unbound);
- * its refill ring holds what fits after the header. */
-static void init_new_sched_context(struct sched_context *sc, word_t size_bits)
-{
-    sc->size_bits = (u32)size_bits;
-    sc->refill_max = (u32)(((1ul << size_bits) - SC_HEADER_BYTES) / sizeof(struct refill));
 }
 
 cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device)
@@ -124,7 +115,8 @@ cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool
         invariants_register_slots((cte_t *)paddr_to_kptr(paddr), 1ul << size_bits);
         return cap_cnode(paddr, (u32)size_bits, 0, 0);
     case OBJ_SCHED_CONTEXT:
-        init_new_sched_context((struct sched_context *)paddr_to_kptr(paddr), size_bits);
+        /* Unconfigured, unbound, ring capacity from its size (schedcontext.c). */
+        sched_context_init((struct sched_context *)paddr_to_kptr(paddr), (u32)size_bits);
         return cap_sched_context(paddr, (u32)size_bits);
     case OBJ_REPLY:
         return cap_reply(paddr, true);
@@ -162,12 +154,12 @@ static bool reset_untyped(cte_t *slot)
         slot->cap = untyped_set_free_index(c, 0);
         return true;
     }
-    /* The chunk holding the last used byte first, then downwards. Each
-     * iteration is one chunk; the loop runs used / RESET_CHUNK times at most
-     * and checks for a pending interrupt after every chunk, so one kernel
-     * entry zeroes an unbounded amount only while nothing else wants the CPU. */
+    /* The chunk holding the last used byte first, then downwards. The loop
+     * runs at most used / RESET_CHUNK <= 2^(38 - 8) times (the constant bound
+     * below) and takes a preemption point after every chunk, so one kernel
+     * entry keeps zeroing only while no interrupt is pending. */
     word_t offset = ALIGN_DOWN(used - 1, RESET_CHUNK);
-    for (;;) {
+    for (word_t n = 0; n < BIT(MAX_UNTYPED_BITS - CONFIG_RESET_CHUNK_BITS); n++) {
         memset(paddr_to_kptr(base + offset), 0, RESET_CHUNK);
         slot->cap = untyped_set_free_index(slot->cap, offset);
         if (offset == 0)
@@ -176,6 +168,7 @@ static bool reset_untyped(cte_t *slot)
             return false;
         offset -= RESET_CHUNK;
     }
+    return true; /* not reached: offset reaches 0 within the bound */
 }
 
 /* The perform step. Only the reset can stop early (preempted), and it leaves
@@ -192,8 +185,9 @@ static struct syscall_error perform_retype(cte_t *ut_slot, bool reset, enum obje
      * object size; on a reset untyped that is its base address. */
     paddr_t first = ALIGN_UP(base + cap_untyped_free_index(ut), 1ul << obj_bits);
     ut_slot->cap = untyped_set_free_index(ut, first + (count << obj_bits) - base);
-    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT (checked by the decoder). */
-    for (word_t i = 0; i < count; i++) {
+    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT (checked by the decoder); the
+     * constant in the condition makes the bound visible to the analyser. */
+    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++) {
         cap_t c = create_object(type, first + (i << obj_bits), user_size_bits, device);
         cdt_insert_new_cap(ut_slot, &dest[i], c);
     }
@@ -254,8 +248,9 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
     if (count > node_size - node_offset)
         return range_error(1, node_size - node_offset);
     cte_t *dest = cnode_slots(node) + node_offset;
-    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT here. */
-    for (word_t i = 0; i < count; i++)
+    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT here; the constant in the
+     * condition makes the bound visible to the analyser. */
+    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++)
         if (!cap_is_null(dest[i].cap))
             return error0(ERR_DELETE_FIRST);
 
