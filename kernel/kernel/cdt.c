@@ -1,8 +1,57 @@
-/* The capability derivation tree and slot operations. (Minimal first version:
- * insertion, parenthood and finality; deletion and revocation grow here.) */
+/* The capability derivation tree (CDT) and the slot operations built on it:
+ * move, swap, finality, deletion with finalisation, and revocation.
+ *
+ * The tree is seL4's mapping database: every slot holding a cap is on one
+ * doubly linked list in depth-first order of derivation. A slot's children
+ * follow it directly and are recognised by seL4's isMDBParentOf: the parent
+ * is marked revocable and names a region containing the child's; for badged
+ * endpoint/notification caps the child must carry the same badge and must
+ * not itself be the first cap of that badge (MDB_FIRST_BADGED).
+ *
+ * Deletion (seL4's cteDelete/finaliseSlot/reduceZombie, made iterative).
+ * Deleting the last cap to a CNode or TCB first turns it into a Zombie cap
+ * naming the object's slots [0, n); the zombie is then reduced one slot at a
+ * time, from the end: the slot's cap is deleted with the "unexposed" form of
+ * delete and n is decremented. The unexposed form handles a cap that is
+ * itself the last cap to a CNode or TCB by swapping its zombie into that
+ * object's own slot 0 (where it is self-referential) and carrying on with
+ * whatever was in slot 0; such a self-referential zombie is unreachable and
+ * is reduced when its memory is revoked (its untyped is revoked), exactly as
+ * in seL4. So the exposed loop calls the unexposed loop and nothing calls
+ * back: there is no recursion, and each loop iteration is one bounded step
+ * followed by a preemption point.
+ *
+ * Preemption. Revoke deletes the first child, takes a preemption point, and
+ * repeats; a child being deleted keeps its progress in its zombie (the slot
+ * count n), so a restarted Revoke or Delete continues where it stopped: every
+ * intermediate state is an ordinary CDT with zombies in it. Zombies are
+ * invisible to lookups as CNodes (a zombie is not a CNode cap), cannot be
+ * invoked (InvalidCapability) or copied (derive gives null), but can be moved
+ * and deleted like any cap.
+ *
+ * Longest non-preemptible step: one iteration of delete_unexposed, i.e. the
+ * finalisation of one cap (finalise_cap: unmapping one frame or page table,
+ * freeing an ASID pool's entry, suspending and unbinding one thread, or
+ * unbinding one scheduling context), plus is-final (two neighbour
+ * comparisons), one swap or unlink (O(1) pointer updates), and the bookkeeping
+ * of the enclosing exposed and revoke iterations. No step depends on the size
+ * of a CNode or on the number of caps. */
+#include <arch/memory.h>
 #include <cdt.h>
-#include <objecttype.h>
+#include <invariants.h>
 #include <kernel.h>
+#include <objecttype.h>
+#include <preemption.h>
+#include <thread.h>
+
+cte_t *zombie_slots(cap_t z)
+{
+    if (cap_zombie_is_tcb(z))
+        return tcb_from_paddr(cap_obj(z))->slots;
+    return (cte_t *)paddr_to_kptr(cap_obj(z));
+}
+
+static inline void set_next(cte_t *s, cte_t *next) { s->mdb.next = (word_t)next | (s->mdb.next & MDB_FLAGS); }
 
 bool cdt_is_parent_of(const cte_t *parent, const cte_t *child)
 {
@@ -31,17 +80,65 @@ bool cdt_has_children(const cte_t *slot)
 
 void cdt_insert_new_cap(cte_t *parent, cte_t *dest, cap_t c)
 {
+    kassert(cap_is_null(dest->cap) && dest->mdb.next == 0 && dest->mdb.prev == 0);
     cte_t *next = mdb_next(parent);
     dest->cap = c;
     dest->mdb.prev = (word_t)parent;
     dest->mdb.next = (word_t)next | MDB_REVOCABLE | MDB_FIRST_BADGED;
     if (next)
         next->mdb.prev = (word_t)dest;
-    parent->mdb.next = (word_t)dest | (parent->mdb.next & MDB_FLAGS);
+    set_next(parent, dest);
+}
+
+void cdt_move(cap_t new_cap, cte_t *src, cte_t *dest)
+{
+    kassert(src != dest && cap_is_null(dest->cap));
+    mdb_t m = src->mdb;
+    dest->cap = new_cap;
+    dest->mdb = m;
+    src->cap = cap_null();
+    src->mdb.prev = 0;
+    src->mdb.next = 0;
+    cte_t *prev = (cte_t *)m.prev;
+    cte_t *next = (cte_t *)(m.next & ~MDB_FLAGS);
+    if (prev)
+        set_next(prev, dest);
+    if (next)
+        next->mdb.prev = (word_t)dest;
+}
+
+void cdt_swap(cap_t c1, cte_t *s1, cap_t c2, cte_t *s2)
+{
+    if (s1 == s2)
+        return;
+    s1->cap = c2;
+    s2->cap = c1;
+    /* Re-point s1's neighbours at s2 first, then read s2's links (which
+     * that may just have changed if the two are adjacent), so adjacent
+     * slots come out right in both orders. */
+    mdb_t m1 = s1->mdb;
+    cte_t *p = (cte_t *)m1.prev;
+    cte_t *n = (cte_t *)(m1.next & ~MDB_FLAGS);
+    if (p)
+        set_next(p, s2);
+    if (n)
+        n->mdb.prev = (word_t)s2;
+    mdb_t m2 = s2->mdb;
+    s1->mdb = m2;
+    s2->mdb = m1;
+    p = (cte_t *)m2.prev;
+    n = (cte_t *)(m2.next & ~MDB_FLAGS);
+    if (p)
+        set_next(p, s1);
+    if (n)
+        n->mdb.prev = (word_t)s1;
 }
 
 bool cdt_is_final_cap(const cte_t *slot)
 {
+    /* Caps to one object are always contiguous in the list (copies are
+     * inserted next to their source), so looking at both neighbours is
+     * enough (seL4's isFinalCapability). */
     const cte_t *prev = mdb_prev(slot);
     const cte_t *next = mdb_next(slot);
     bool prev_same = prev && same_object_as(prev->cap, slot->cap);
@@ -49,19 +146,150 @@ bool cdt_is_final_cap(const cte_t *slot)
     return !prev_same && !next_same;
 }
 
-void cte_delete_one(cte_t *slot)
+bool cdt_slot_long_running_delete(const cte_t *slot)
 {
+    if (cap_is_null(slot->cap) || !cdt_is_final_cap(slot))
+        return false;
+    switch (cap_type(slot->cap)) {
+    case CAP_THREAD:
+    case CAP_ZOMBIE:
+    case CAP_CNODE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Unlink a slot whose cap has been finalised and empty it (seL4's emptySlot).
+ * A zombie is only ever emptied once its object has no slots left to clear,
+ * i.e. the object is gone: its slot array stops being a slot array. */
+static void empty_slot(cte_t *slot)
+{
+    cap_t c = slot->cap;
+    if (cap_is_null(c))
+        return;
     cte_t *prev = mdb_prev(slot);
     cte_t *next = mdb_next(slot);
     if (prev)
-        prev->mdb.next = (word_t)next | (prev->mdb.next & MDB_FLAGS);
+        set_next(prev, next);
     if (next) {
         next->mdb.prev = (word_t)prev;
-        /* A child that follows its parent inherits the first-badged mark. */
+        /* The first cap of a badge hands that mark to the next cap. */
         if (slot->mdb.next & MDB_FIRST_BADGED)
             next->mdb.next |= MDB_FIRST_BADGED;
     }
     slot->cap = cap_null();
     slot->mdb.prev = 0;
     slot->mdb.next = 0;
+    if (cap_type(c) == CAP_ZOMBIE)
+        invariants_unregister_slots(zombie_slots(c));
+    /* IRQ hook: deleting the last IRQ handler cap frees the IRQ; there is no
+     * IRQ state yet (see finalise_cap). */
+}
+
+/* Can a finalised remainder be dropped from `slot`? A zombie can once it
+ * names no slot, or only the slot it sits in. */
+static bool removable(cap_t r, const cte_t *slot)
+{
+    if (cap_is_null(r))
+        return true;
+    word_t n = cap_zombie_number(r);
+    return n == 0 || (n == 1 && zombie_slots(r) == slot);
+}
+
+static bool finalise_one(cte_t *slot, struct finalise_result *fr)
+{
+    /* A zombie is the last reference to its object by construction. */
+    bool final = cap_type(slot->cap) == CAP_ZOMBIE || cdt_is_final_cap(slot);
+    *fr = finalise_cap(slot->cap, final, false);
+    return removable(fr->remainder, slot);
+}
+
+/* seL4's cteDelete(slot, false), used on a slot inside an object that is
+ * being destroyed. Returns false if it stopped at a preemption point. On
+ * return the slot is empty, or it holds a zombie that refers to the slot
+ * itself (the caller's own zombie came back to it; see the file comment).
+ * Iterations: one per cap that passes through the slot; each one is a
+ * bounded step followed by a preemption point. */
+static bool delete_unexposed(cte_t *slot)
+{
+    for (;;) {
+        if (cap_is_null(slot->cap))
+            return true;
+        struct finalise_result fr;
+        if (finalise_one(slot, &fr)) {
+            empty_slot(slot);
+            return true;
+        }
+        slot->cap = fr.remainder; /* the zombie keeps the slot's place in the tree */
+        cte_t *first = zombie_slots(fr.remainder);
+        if (first == slot)
+            return true; /* self-referential: the exposed delete owns it */
+        /* Park the zombie in its object's slot 0 and go on with what was
+         * there (seL4's capSwapForDelete). */
+        cdt_swap(first->cap, first, slot->cap, slot);
+        if (preemption_point())
+            return false;
+    }
+}
+
+/* seL4's cteDelete(slot, true): afterwards the slot is empty. Returns false
+ * if it stopped at a preemption point; the zombie left in the slot records
+ * how far it got. Iterations: one per slot of the objects whose last caps
+ * pass through this slot (each iteration empties one slot of the object, or
+ * finds the slot changed under it by the unexposed delete). */
+static bool delete_exposed(cte_t *slot)
+{
+    for (;;) {
+        if (cap_is_null(slot->cap))
+            return true;
+        struct finalise_result fr;
+        if (finalise_one(slot, &fr)) {
+            empty_slot(slot);
+            return true;
+        }
+        slot->cap = fr.remainder;
+        cap_t z = slot->cap;
+        word_t n = cap_zombie_number(z); /* >= 1: not removable */
+        cte_t *end = zombie_slots(z) + (n - 1);
+        if (!delete_unexposed(end))
+            return false;
+        /* Shrink the zombie if it is still ours; the unexposed delete may
+         * instead have moved another (self-referential) zombie here or
+         * emptied this slot, and the next iteration deals with that. */
+        if (cap_type(slot->cap) == CAP_ZOMBIE && slot->cap.w0 == z.w0 && cap_zombie_number(slot->cap) == n)
+            slot->cap = cap_zombie_set_number(z, n - 1);
+        if (preemption_point())
+            return false;
+    }
+}
+
+struct syscall_error cte_delete(cte_t *slot, bool exposed)
+{
+    bool done = exposed ? delete_exposed(slot) : delete_unexposed(slot);
+    return done ? no_error() : preempted();
+}
+
+struct syscall_error cte_revoke(cte_t *slot)
+{
+    /* Children are deleted from the front, one at a time, so a restarted
+     * revoke starts on what is left. Iterations: one per descendant. */
+    for (;;) {
+        cte_t *child = mdb_next(slot);
+        if (!child || !cdt_is_parent_of(slot, child))
+            return no_error();
+        if (!delete_exposed(child))
+            return preempted();
+        if (preemption_point())
+            return preempted();
+    }
+}
+
+void cte_delete_one(cte_t *slot)
+{
+    if (cap_is_null(slot->cap))
+        return;
+    struct finalise_result fr = finalise_cap(slot->cap, cdt_is_final_cap(slot), true);
+    kassert(removable(fr.remainder, slot));
+    empty_slot(slot);
 }

@@ -1,6 +1,17 @@
-/* Capability lookup and the basic derivation-tree insertion. */
+/* Capability addressing (seL4's resolveAddressBits, lookupSlot,
+ * lookupSlotForCNodeOp) and insertion of derived caps (cteInsert).
+ *
+ * Lookup semantics (shared/abi/errors-by-invocation.md "S", behaviour.md e):
+ * at every CNode the guard is checked first (guard size larger than the bits
+ * left, or a different guard value: GuardMismatch), then the level must fit
+ * in the bits left (DepthMismatch with bitsFound = guard size + radix); the
+ * walk stops successfully when the bits run out or when the slot reached
+ * holds anything but a CNode cap (the caller decides whether bits left over
+ * are an error). */
+#include <cdt.h>
 #include <cspace.h>
 #include <kernel.h>
+#include <objecttype.h>
 
 struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
 {
@@ -8,27 +19,31 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
     if (cap_type(node) != CAP_CNODE)
         return r;
     word_t remaining = depth;
-    /* Every level consumes at least one bit (a CNode's radix is at least 1),
-     * so at most 64 iterations: the bound the analyser relies on. */
+    /* Every level consumes at least one bit (a CNode's radix is at least 1:
+     * Retype refuses size 0 and the boot CNode has radix 13) and depth <= 64,
+     * so the loop runs at most 64 times: the bound the WCET analyser uses. */
     for (int level = 0; level < 64; level++) {
         word_t radix = cap_cnode_radix(node);
         word_t guard_size = cap_cnode_guard_size(node);
         word_t level_bits = radix + guard_size;
-        if (level_bits > remaining) {
-            r.failure.type = LOOKUP_DEPTH_MISMATCH;
-            r.failure.bits_left = remaining;
-            r.failure.bits_found = level_bits;
-            return r;
-        }
-        word_t guard = guard_size == 0 ? 0 : (cptr >> (remaining - guard_size)) & MASK(guard_size);
-        if (guard_size != 0 && guard != (cap_cnode_guard(node) & MASK(guard_size))) {
+        /* Guard first (seL4 order). guard_size <= 63 for every CNode cap
+         * (updateCapData keeps guard size + radix <= 64 with radix >= 1). */
+        if (guard_size > remaining ||
+            (guard_size != 0 &&
+             ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))) {
             r.failure.type = LOOKUP_GUARD_MISMATCH;
             r.failure.bits_left = remaining;
             r.failure.guard_found = cap_cnode_guard(node);
             r.failure.bits_found = guard_size;
             return r;
         }
-        word_t index = radix == 0 ? 0 : (cptr >> (remaining - level_bits)) & MASK(radix);
+        if (level_bits > remaining) {
+            r.failure.type = LOOKUP_DEPTH_MISMATCH;
+            r.failure.bits_left = remaining;
+            r.failure.bits_found = level_bits;
+            return r;
+        }
+        word_t index = (cptr >> (remaining - level_bits)) & MASK(radix);
         cte_t *slot = cnode_slots(node) + index;
         remaining -= level_bits;
         if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE) {
@@ -38,8 +53,11 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
         }
         node = slot->cap;
     }
+    /* Unreachable (see the bound above); report it as a depth mismatch
+     * rather than trusting that reasoning blindly. */
     r.failure.type = LOOKUP_DEPTH_MISMATCH;
     r.failure.bits_left = remaining;
+    r.failure.bits_found = 0;
     return r;
 }
 
@@ -52,7 +70,7 @@ struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t d
 {
     struct lookup_result r = resolve_address_bits(root, index, depth);
     if (r.slot && r.bits_remaining != 0) {
-        /* Reached a non-CNode cap with bits left. */
+        /* Reached a non-CNode cap (or an empty slot) with bits left. */
         r.failure.type = LOOKUP_DEPTH_MISMATCH;
         r.failure.bits_left = r.bits_remaining;
         r.failure.bits_found = 0;
@@ -61,19 +79,63 @@ struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t d
     return r;
 }
 
+struct syscall_error lookup_slot_checked(bool source, cap_t root, cptr_t index, word_t depth, cte_t **slot)
+{
+    *slot = NULL;
+    if (cap_type(root) != CAP_CNODE) {
+        struct lookup_failure f = {LOOKUP_INVALID_ROOT, 0, 0, 0};
+        return failed_lookup_error(source, &f);
+    }
+    if (depth < 1 || depth > 64)
+        return range_error(1, 64);
+    struct lookup_result r = lookup_slot_for_cnode_op(root, index, depth);
+    if (!r.slot)
+        return failed_lookup_error(source, &r.failure);
+    *slot = r.slot;
+    return no_error();
+}
+
 void cte_insert_original(cap_t c, cte_t *dest, bool revocable)
 {
+    /* seL4's insertInitCap: an original cap is revocable and the first of
+     * its badge (it has no parent). */
     dest->cap = c;
     dest->mdb.prev = 0;
-    dest->mdb.next = revocable ? MDB_REVOCABLE : 0;
+    dest->mdb.next = revocable ? (MDB_REVOCABLE | MDB_FIRST_BADGED) : 0;
+}
+
+/* seL4's isCapRevocable: may the derived cap have children of its own? */
+static bool cap_is_revocable(cap_t derived, cap_t src)
+{
+    switch (cap_type(derived)) {
+    case CAP_ENDPOINT:
+    case CAP_NOTIFICATION:
+        /* A newly badged cap starts a badge's subtree. */
+        return cap_badge(derived) != cap_badge(src);
+    case CAP_IRQ_HANDLER:
+        return cap_type(src) == CAP_IRQ_CONTROL;
+    case CAP_UNTYPED:
+        return true;
+    default:
+        /* Every RISC-V cap and every other generic cap: no. */
+        return false;
+    }
 }
 
 void cte_insert(cap_t new_cap, cte_t *src, cte_t *dest)
 {
+    kassert(cap_is_null(dest->cap) && dest->mdb.next == 0 && dest->mdb.prev == 0);
+    bool revocable = cap_is_revocable(new_cap, src->cap);
+    /* A copy of an untyped takes over its free memory: the source is marked
+     * full so that only the copy can allocate (seL4's setUntypedCapAsFull). */
+    if (cap_type(src->cap) == CAP_UNTYPED && cap_type(new_cap) == CAP_UNTYPED &&
+        cap_obj(src->cap) == cap_obj(new_cap) &&
+        cap_untyped_size_bits(src->cap) == cap_untyped_size_bits(new_cap))
+        src->cap.w1 = 1ul << cap_untyped_size_bits(src->cap); /* cap.h: w1 = watermark */
     cte_t *next = mdb_next(src);
     dest->cap = new_cap;
     dest->mdb.prev = (word_t)src;
-    dest->mdb.next = (word_t)next; /* a copy is not revocable */
+    dest->mdb.next = (word_t)next | (revocable ? (MDB_REVOCABLE | MDB_FIRST_BADGED) : 0);
     if (next)
         next->mdb.prev = (word_t)dest;
     src->mdb.next = (word_t)dest | (src->mdb.next & MDB_FLAGS);

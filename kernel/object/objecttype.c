@@ -1,5 +1,28 @@
-/* Type-dependent cap operations (minimal first version). */
+/* Type-dependent cap operations for the generic (architecture-independent)
+ * cap types: identity (sameRegionAs/sameObjectAs), derivation, rights
+ * masking, badge/guard updates and finalisation, as seL4 defines them
+ * (src/object/objecttype.c; shared/abi/behaviour.md (f)). RISC-V caps
+ * (frames, page tables, ASID control and pools) are handed to the arch_*
+ * functions in arch/riscv/object/objecttype.c; object creation lives with
+ * Untyped_Retype in untyped.c. */
+#include <cdt.h>
+#include <kernel.h>
 #include <objecttype.h>
+#include <schedcontext.h>
+#include <thread.h>
+
+static bool is_arch_cap(cap_t c)
+{
+    switch (cap_type(c)) {
+    case CAP_FRAME:
+    case CAP_PAGE_TABLE:
+    case CAP_ASID_CONTROL:
+    case CAP_ASID_POOL:
+        return true;
+    default:
+        return false;
+    }
+}
 
 bool cap_is_physical(cap_t c)
 {
@@ -11,6 +34,7 @@ bool cap_is_physical(cap_t c)
     case CAP_CNODE:
     case CAP_THREAD:
     case CAP_SCHED_CONTEXT:
+    case CAP_ZOMBIE:
     case CAP_FRAME:
     case CAP_PAGE_TABLE:
     case CAP_ASID_POOL:
@@ -32,6 +56,8 @@ word_t cap_object_size(cap_t c)
     case CAP_CNODE: return 1ul << (cap_cnode_radix(c) + SLOT_BITS);
     case CAP_THREAD: return 1ul << TCB_BITS;
     case CAP_SCHED_CONTEXT: return 1ul << cap_sched_context_size_bits(c);
+    case CAP_ZOMBIE:
+        return cap_zombie_is_tcb(c) ? (1ul << TCB_BITS) : (1ul << (cap_zombie_radix(c) + SLOT_BITS));
     case CAP_FRAME: return 1ul << (PAGE_BITS + 9 * cap_frame_size(c));
     case CAP_PAGE_TABLE: return 1ul << PAGE_TABLE_BITS;
     case CAP_ASID_POOL: return 1ul << ASID_POOL_BITS;
@@ -39,41 +65,215 @@ word_t cap_object_size(cap_t c)
     }
 }
 
+/* Does cap a give authority over (at least) the resource b names? This is
+ * what makes b a candidate child of a in the derivation tree. */
 bool same_region_as(cap_t a, cap_t b)
 {
-    if (cap_type(a) == CAP_UNTYPED) {
-        if (!cap_is_physical(b))
-            return false;
-        paddr_t base = cap_obj(a), top = base + cap_object_size(a) - 1;
-        paddr_t b_base = cap_object_base(b), b_top = b_base + cap_object_size(b) - 1;
-        return base <= b_base && b_top <= top && b_base <= b_top;
-    }
-    if (cap_type(a) != cap_type(b))
-        return false;
     switch (cap_type(a)) {
+    case CAP_UNTYPED:
+        if (cap_is_physical(b)) {
+            paddr_t base = cap_obj(a), top = base + cap_object_size(a) - 1;
+            paddr_t b_base = cap_object_base(b), b_top = b_base + cap_object_size(b) - 1;
+            return base <= b_base && b_top <= top && b_base <= b_top;
+        }
+        return false;
+    case CAP_ENDPOINT:
+    case CAP_NOTIFICATION:
+    case CAP_THREAD:
+    case CAP_REPLY:
+        return cap_type(b) == cap_type(a) && cap_obj(a) == cap_obj(b);
+    case CAP_CNODE:
+        return cap_type(b) == CAP_CNODE && cap_obj(a) == cap_obj(b) && cap_cnode_radix(a) == cap_cnode_radix(b);
+    case CAP_SCHED_CONTEXT:
+        return cap_type(b) == CAP_SCHED_CONTEXT && cap_obj(a) == cap_obj(b) &&
+               cap_sched_context_size_bits(a) == cap_sched_context_size_bits(b);
+    case CAP_DOMAIN:
+        return cap_type(b) == CAP_DOMAIN;
+    case CAP_SCHED_CONTROL:
+        return cap_type(b) == CAP_SCHED_CONTROL; /* one core */
+    case CAP_IRQ_CONTROL:
+        /* IRQ handlers are issued by (and are children of) IRQ control. */
+        return cap_type(b) == CAP_IRQ_CONTROL || cap_type(b) == CAP_IRQ_HANDLER;
+    case CAP_IRQ_HANDLER:
+        return cap_type(b) == CAP_IRQ_HANDLER && cap_irq(a) == cap_irq(b);
     case CAP_NULL:
     case CAP_ZOMBIE:
         return false;
-    case CAP_DOMAIN:
-    case CAP_IRQ_CONTROL:
+    case CAP_FRAME:
+    case CAP_PAGE_TABLE:
     case CAP_ASID_CONTROL:
-        return true;
-    case CAP_SCHED_CONTROL:
-    case CAP_IRQ_HANDLER:
-        return cap_field_a(a) == cap_field_a(b);
-    case CAP_CNODE:
-        return cap_obj(a) == cap_obj(b) && cap_cnode_radix(a) == cap_cnode_radix(b);
+    case CAP_ASID_POOL:
+        return is_arch_cap(b) && arch_same_region_as(a, b);
+    }
+    return false;
+}
+
+/* Do a and b name the same object (so that neither is the last cap to it)? */
+bool same_object_as(cap_t a, cap_t b)
+{
+    /* An untyped is never "the same object" as another cap: deleting an
+     * untyped cap needs no finalisation, so finality does not matter. */
+    if (cap_type(a) == CAP_UNTYPED)
+        return false;
+    if (cap_type(a) == CAP_IRQ_CONTROL && cap_type(b) == CAP_IRQ_HANDLER)
+        return false;
+    if (is_arch_cap(a) && is_arch_cap(b))
+        return arch_same_object_as(a, b);
+    return same_region_as(a, b);
+}
+
+struct derive_result derive_cap(cte_t *slot, cap_t c)
+{
+    struct derive_result r = {ERR_NONE, c};
+    if (is_arch_cap(c))
+        return arch_derive_cap(slot, c);
+    switch (cap_type(c)) {
+    case CAP_ZOMBIE:
+    case CAP_IRQ_CONTROL:
+        /* Never copied: the caller refuses the null result. */
+        r.cap = cap_null();
+        return r;
+    case CAP_UNTYPED:
+        /* A copy would share memory the children already use. */
+        if (cdt_has_children(slot)) {
+            r.status = ERR_REVOKE_FIRST;
+            r.cap = cap_null();
+        }
+        return r;
     default:
-        return cap_obj(a) == cap_obj(b);
+        /* Endpoints, notifications, replies, CNodes, TCBs, scheduling
+         * contexts, SchedControl, Domain, IRQ handlers: themselves. */
+        return r;
     }
 }
 
-bool same_object_as(cap_t a, cap_t b)
+cap_t mask_cap_rights(word_t rights, cap_t c)
 {
-    if (cap_type(a) == CAP_UNTYPED)
-        return cap_type(b) == CAP_UNTYPED && cap_obj(a) == cap_obj(b) &&
-               cap_untyped_size_bits(a) == cap_untyped_size_bits(b);
-    if (cap_type(a) == CAP_IRQ_CONTROL && cap_type(b) == CAP_IRQ_HANDLER)
-        return false;
-    return same_region_as(a, b);
+    if (is_arch_cap(c))
+        return arch_mask_cap_rights(rights, c);
+    switch (cap_type(c)) {
+    case CAP_ENDPOINT:
+        /* Rights share seL4_CapRights' bit layout (cap.h). */
+        return cap_set_field_a(c, (cap_field_a(c) & ~RIGHTS_ALL) | (cap_rights(c) & rights & RIGHTS_ALL));
+    case CAP_NOTIFICATION:
+        return cap_set_field_a(c, (cap_field_a(c) & ~RIGHTS_ALL) |
+                                      (cap_rights(c) & rights & (RIGHT_READ | RIGHT_WRITE)));
+    case CAP_REPLY:
+        /* Only Grant applies (field_a bit 0 = can_grant). */
+        return cap_set_field_a(c, cap_field_a(c) & ((rights & RIGHT_GRANT) ? 1ul : 0ul));
+    default:
+        return c;
+    }
 }
+
+cap_t update_cap_data(bool preserve, word_t data, cap_t c)
+{
+    switch (cap_type(c)) {
+    case CAP_ENDPOINT:
+    case CAP_NOTIFICATION:
+        /* Badges are set once, by Mint, on an unbadged cap. */
+        if (!preserve && cap_badge(c) == 0) {
+            c.w1 = data; /* cap.h: w1 = badge (64 bits) */
+            return c;
+        }
+        return cap_null();
+    case CAP_CNODE: {
+        /* seL4_CNode_CapData: guard size in bits 0-5, guard in bits 6-63. */
+        word_t guard_size = data & 0x3f;
+        word_t radix = cap_cnode_radix(c);
+        if (guard_size + radix > 64)
+            return cap_null();
+        word_t guard = (data >> 6) & MASK(guard_size);
+        return cap_cnode(cap_obj(c), (u32)radix, (u32)guard_size, guard);
+    }
+    default:
+        /* Every other cap, RISC-V caps included, is unchanged. */
+        return c;
+    }
+}
+
+/* ---- finalisation ---- */
+
+/* Called on every deletion of a cap (final says whether it is the last cap to
+ * its object). Returns null when the slot may now be emptied, or a zombie
+ * when the object holds slots that must be emptied first (cdt.c reduces it
+ * step by step). `exposed` = the caller needs an immediate result (seL4's
+ * cteDeleteOne), in which case a zombie would be a kernel bug. Every case is
+ * one bounded step. */
+struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
+{
+    struct finalise_result r = {cap_null(), true};
+    if (is_arch_cap(c))
+        return arch_finalise_cap(c, final);
+    switch (cap_type(c)) {
+    case CAP_ENDPOINT:
+        /* IPC hook: the last cap to an endpoint restarts every queued thread
+         * (seL4's cancelAllIPC). Endpoints have no queues until the IPC work
+         * adds them, so there is nothing to cancel yet. */
+        return r;
+    case CAP_NOTIFICATION:
+        if (final) {
+            struct notification *n = (struct notification *)paddr_to_kptr(cap_obj(c));
+            /* seL4: schedContext_unbindNtfn, unbindMaybeNotification, then
+             * cancelAllSignals (IPC hook: no waiters exist yet). */
+            if (n->sc)
+                sched_context_unbind_notification(n->sc);
+            if (n->bound_tcb) {
+                n->bound_tcb->bound_notification = NULL;
+                n->bound_tcb = NULL;
+            }
+        }
+        return r;
+    case CAP_REPLY:
+        /* IPC hook: the last cap to a reply object cancels the call waiting
+         * on it (behaviour.md k.3). No reply objects are in use yet. */
+        return r;
+    case CAP_NULL:
+    case CAP_DOMAIN:
+    case CAP_UNTYPED:
+    case CAP_SCHED_CONTROL:
+    case CAP_IRQ_CONTROL:
+        return r;
+    case CAP_IRQ_HANDLER:
+        /* IRQ hook: the last handler cap frees its IRQ for IRQControl_Get
+         * (seL4's deletedIRQHandler). The IRQ objects' work adds the state;
+         * there is none to update yet. */
+        return r;
+    case CAP_SCHED_CONTEXT:
+        if (final)
+            sched_context_finalise((struct sched_context *)paddr_to_kptr(cap_obj(c)));
+        return r;
+    case CAP_CNODE:
+        if (final) {
+            kassert(!exposed);
+            r.remainder = cap_zombie(cap_obj(c), false, cap_cnode_radix(c), 1ul << cap_cnode_radix(c));
+            r.done = false;
+        }
+        return r;
+    case CAP_THREAD:
+        if (final) {
+            kassert(!exposed);
+            tcb_finalise(tcb_from_paddr(cap_obj(c)));
+            r.remainder = cap_zombie(cap_obj(c), true, 0, TCB_NUM_SLOTS);
+            r.done = false;
+        }
+        return r;
+    case CAP_ZOMBIE:
+        /* Already finalised; what is left is reducing it. */
+        kassert(!exposed);
+        r.remainder = c;
+        r.done = false;
+        return r;
+    case CAP_FRAME:
+    case CAP_PAGE_TABLE:
+    case CAP_ASID_CONTROL:
+    case CAP_ASID_POOL:
+        break; /* handled above */
+    }
+    return r;
+}
+
+/* Until the TCB and scheduling-context work provide their finalisers, these
+ * keep the kernel linkable; a strong definition elsewhere replaces them. */
+__attribute__((weak)) void tcb_finalise(struct tcb *t) { thread_suspend(t); }
+__attribute__((weak)) void sched_context_finalise(struct sched_context *sc) { (void)sc; }
