@@ -13,6 +13,7 @@
  */
 #include <ktest.h>
 #include <sel4/sel4.h>
+#include <stdint.h>
 
 /* seL4 cap tags as seL4_DebugCapIdentify reports them. */
 enum {
@@ -155,13 +156,37 @@ static seL4_Word device_untyped_at(seL4_Word paddr)
     KFAIL("no device untyped covers %#lx", (unsigned long)paddr);
 }
 
+/* Physical address of the root task's initrd (its ELF file, copied at boot
+ * and then handed out as RAM untyped without being cleared), from /chosen. */
+static seL4_Word initrd_start(void)
+{
+    uint32_t len = 0;
+    const void *fdt = kairos_bootinfo_fdt(kairos_bootinfo(), NULL);
+    KASSERT(fdt != NULL);
+    const void *p = kairos_fdt_getprop(fdt, "/chosen", "linux,initrd-start", &len);
+    KASSERT_MSG(p != NULL && (len == 4 || len == 8), "no /chosen/linux,initrd-start");
+    return kairos_fdt_cells(p, len / 4);
+}
+
+/* RAM untyped covering paddr. */
+static seL4_Word ram_untyped_at(seL4_Word paddr)
+{
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        const seL4_UntypedDesc *d = ut_desc(i);
+        if (!d->isDevice && paddr >= d->paddr && paddr - d->paddr < (1ul << d->sizeBits))
+            return i;
+    }
+    KFAIL("no RAM untyped covers %#lx", (unsigned long)paddr);
+}
+
 static seL4_Word pool_index = ~0ul;
 
-/* The largest RAM untyped: tests carve fresh child untypeds from it. */
+/* The largest RAM untyped (other than the one holding the initrd, which a
+ * test wants fresh): tests carve fresh child untypeds from it. */
 static seL4_CPtr pool(void)
 {
     if (pool_index == ~0ul)
-        pool_index = largest_ram_untyped(~0ul);
+        pool_index = largest_ram_untyped(ram_untyped_at(initrd_start() & ~0xffful));
     return ut_slot(pool_index);
 }
 
@@ -181,6 +206,35 @@ static seL4_Word available(seL4_CPtr ut, seL4_Word ut_bits)
     reply_t r = retype_to(ut, seL4_UntypedObject, ut_bits, alloc_slot(), 1);
     EXPECT_REPLY(r, seL4_NotEnoughMemory, 1);
     return r.mr[0];
+}
+
+static seL4_Word frame_paddr(seL4_CPtr frame)
+{
+    seL4_RISCV_Page_GetAddress_t a = seL4_RISCV_Page_GetAddress(frame);
+    KASSERT_EQ(a.error, seL4_NoError);
+    return a.paddr;
+}
+
+/* Where these tests map frames into the root task's VSpace: GiB 128, far
+ * from the image (GiB 0) and the windows the VSpace tests use (GiB 1-4). */
+#define MAP_WINDOW 0x2000000000ul
+
+/* Map a 4 KiB frame read/write at va, adding page tables (from the pool)
+ * as seL4's FailedLookup protocol asks for them. */
+static volatile uint64_t *map_frame(seL4_CPtr frame, seL4_Word va)
+{
+    for (int level = 0; level < 3; level++) {
+        seL4_Error e = seL4_RISCV_Page_Map(frame, seL4_CapInitThreadVSpace, va, seL4_ReadWrite,
+                                           seL4_RISCV_Default_VMAttributes);
+        if (e == seL4_NoError)
+            return (volatile uint64_t *)va;
+        KASSERT_EQ(e, seL4_FailedLookup);
+        seL4_CPtr pt = alloc_slot();
+        EXPECT_OK(retype_to(pool(), seL4_RISCV_PageTableObject, 0, pt, 1));
+        KASSERT_EQ(seL4_RISCV_PageTable_Map(pt, seL4_CapInitThreadVSpace, va, seL4_RISCV_Default_VMAttributes),
+                   seL4_NoError);
+    }
+    KFAIL("cannot map a frame at %#lx", (unsigned long)va);
 }
 
 /* Kairos debug system call: a7 = -100, a0 = counter id -> a0 = value. */
@@ -636,6 +690,71 @@ KTEST(untyped, boot_untyped_first_object_at_base)
     KASSERT_EQ(available(ut, bits), (1ul << bits) - 16);
 }
 
+KTEST(untyped, frames_at_base_then_consecutive)
+{
+    seL4_Word idx = ~0ul;
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        const seL4_UntypedDesc *d = ut_desc(i);
+        /* A fresh (boot) RAM untyped of 64 KiB .. 16 MiB nobody used yet. */
+        if (!d->isDevice && d->sizeBits >= 16 && d->sizeBits <= 24 && i != pool_index &&
+            i != ram_untyped_at(initrd_start() & ~0xffful)) {
+            seL4_CPtr probe = alloc_slot();
+            reply_t r = retype_to(ut_slot(i), seL4_UntypedObject, d->sizeBits, probe, 2);
+            if (r.label == seL4_NotEnoughMemory && r.mr[0] == (1ul << d->sizeBits)) {
+                idx = i; /* no children: the whole untyped is available */
+                break;
+            }
+        }
+    }
+    KASSERT_MSG(idx != ~0ul, "no unused RAM untyped of 2^16..2^24 bytes");
+    seL4_CPtr ut = ut_slot(idx);
+    seL4_Word base = ut_desc(idx)->paddr;
+    seL4_CPtr f = alloc_slots(4);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, f, 1));
+    KASSERT_EQ(frame_paddr(f), base);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, f + 1, 3));
+    for (seL4_Word i = 1; i < 4; i++)
+        KASSERT_EQ(frame_paddr(f + i), base + i * 4096);
+    /* A child untyped goes to the next 2^14 boundary; its first frame is at its base. */
+    seL4_CPtr child = alloc_slot(), cf = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_UntypedObject, 14, child, 1));
+    EXPECT_OK(retype_to(child, seL4_RISCV_4K_Page, 0, cf, 1));
+    KASSERT_EQ(frame_paddr(cf), base + (1ul << 14));
+    /* An endpoint then a frame: the frame skips to the next page. */
+    seL4_CPtr ep = alloc_slot(), f2 = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, ep, 1));
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, f2, 1));
+    KASSERT_EQ(frame_paddr(f2), base + (2ul << 14) + 4096);
+}
+
+KTEST(untyped, reset_zeroes_memory_that_was_in_use)
+{
+    /* The initrd held this program's ELF file; boot copied it and handed the
+     * memory out as untyped without clearing it. A frame retyped over its
+     * first page must read as zeros, whatever was there before. */
+    seL4_Word page = initrd_start() & ~0xffful;
+    seL4_Word i = ram_untyped_at(page);
+    KASSERT(i != pool_index);
+    seL4_CPtr ut = ut_slot(i);
+    seL4_Word base = ut_desc(i)->paddr, bits = ut_desc(i)->sizeBits;
+    seL4_Word offset = page - base;
+    /* Fill [base, page) with untypeds, biggest first: each lands exactly at
+     * the watermark, so the frame after them is at `page`. */
+    for (seL4_Word b = bits; b-- > 12;) {
+        if (offset & (1ul << b))
+            EXPECT_OK(retype_to(ut, seL4_UntypedObject, b, alloc_slot(), 1));
+    }
+    seL4_CPtr f = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, f, 1));
+    KASSERT_EQ(frame_paddr(f), page);
+    volatile uint64_t *p = map_frame(f, MAP_WINDOW);
+    for (int w = 0; w < 512; w++)
+        KASSERT_MSG(p[w] == 0, "word %d of the reset page is %#lx", w, (unsigned long)p[w]);
+    p[0] = 0x1234; /* usable memory */
+    KASSERT_EQ(p[0], 0x1234);
+    KASSERT_EQ(seL4_RISCV_Page_Unmap(f), seL4_NoError);
+}
+
 /* ---- device untypeds ------------------------------------------------- */
 
 KTEST(untyped, device_untyped_gives_frames_and_untypeds_only)
@@ -658,6 +777,7 @@ KTEST(untyped, device_untyped_gives_frames_and_untypeds_only)
         /* A fresh device untyped: the first frame is at its base, the UART. */
         EXPECT_OK(retype_to(dev, seL4_RISCV_4K_Page, 0, s, 1));
         KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_FRAME);
+        KASSERT_EQ(frame_paddr(s), 0x10000000ul);
     }
     /* A child untyped of a device untyped is a device untyped too. */
     EXPECT_OK(retype_to(dev, seL4_UntypedObject, 16, s + 1, 1));
@@ -678,6 +798,9 @@ KTEST(untyped, device_large_frames)
     EXPECT_OK(retype_to(dev, seL4_RISCV_Mega_Page, 0, s + 1, 1));
     KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_FRAME);
     KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_FRAME);
+    seL4_Word base = ut_desc(i)->paddr;
+    KASSERT_EQ(frame_paddr(s), base);
+    KASSERT_EQ(frame_paddr(s + 1), base + (1ul << 30));
     /* The mega page went after the giga page (aligned up from the watermark). */
     KASSERT_EQ(available(dev, ut_desc(i)->sizeBits), (1ul << ut_desc(i)->sizeBits) - (1ul << 30) - (1ul << 21));
 }
