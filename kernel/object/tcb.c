@@ -184,29 +184,6 @@ static struct syscall_error perform_tcb_caps(struct invocation *inv, struct tcb 
     return e;
 }
 
-/* TEMPORARY (until the CNode work lands derive_cap, update_cap_data and
- * cte_delete in cdt.c/objecttype.c): weak stand-ins so the shared tree links.
- * The real definitions override these; remove once they exist. */
-__attribute__((weak)) struct derive_result derive_cap(cte_t *slot, cap_t c)
-{
-    (void)slot;
-    struct derive_result r = {ERR_NONE, c};
-    return r;
-}
-__attribute__((weak)) cap_t update_cap_data(bool preserve, word_t data, cap_t c)
-{
-    (void)preserve;
-    (void)data;
-    return c;
-}
-__attribute__((weak)) struct syscall_error cte_delete(cte_t *slot, bool exposed)
-{
-    (void)exposed;
-    if (!cap_is_null(slot->cap))
-        cte_delete_one(slot);
-    return no_error();
-}
-
 /* ---- decoders, one per label ---- */
 
 static struct syscall_error decode_read_registers(struct invocation *inv, struct tcb *target)
