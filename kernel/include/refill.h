@@ -1,0 +1,132 @@
+/* Refills: the sporadic-server replenishment logic of a scheduling context
+ * (Lyons' MCS model; shared/notes/mcs-kernel.md §5 with the §8 corrections,
+ * docs/scheduling.md "Refills").
+ *
+ * A scheduling context's processor time is a ring of refills {release_time,
+ * amount} in timer ticks after its 96-byte header (object.h). The head refill
+ * is the time the context may use now (once released); the others are time
+ * it used earlier, coming back one period after that use began. The amounts
+ * always add up to the configured budget, which is what bounds the time a
+ * context gets in any window of one period.
+ *
+ * Everything here works on one `struct sched_context *` with the current
+ * time (`now`) and the time consumed (`usage`) passed in, in ticks: no global
+ * state, no hardware, so the scheduler calls it and the host tests
+ * (tests/test_refill_model.py) run it natively. The only outside call is
+ * us_to_ticks() (timer.h), for MIN_BUDGET and the kernel WCET slack.
+ *
+ * Two kinds of context:
+ *  - round robin: budget == period (stored as period 0, seL4's encoding;
+ *    a period of 0 is also accepted): the head refill is what is left of the
+ *    time slice, the tail what has been used of it; the slice is refilled as
+ *    soon as it falls below MIN_BUDGET. No release times, no window.
+ *  - sporadic (budget < period): a sporadic server. In any window of one
+ *    period the context gets at most its budget, plus the overrun of one
+ *    kernel entry past the budget expiry and the ready slack (see
+ *    docs/scheduling.md for the tolerance the tests establish).
+ *
+ * Preconditions (the ConfigureFlags checks establish them): MIN_BUDGET <=
+ * budget <= period (or period 0), 2 <= max_refills <= refill_capacity(size),
+ * and times stay below 2^63 (a period is at most MAX_PERIOD_US, 2^61 ticks
+ * at 10 MHz, so time + period does not overflow).
+ */
+#ifndef KAIROS_REFILL_H
+#define KAIROS_REFILL_H
+
+#include <object.h>
+#include <types.h>
+
+/* seL4 MCS riscv64 numbers (shared/abi/behaviour.md (j)). */
+#define REFILL_MIN_BUDGET_US 20ul  /* 2 x the kernel WCET constant: a donated
+                                    * context must pay for an entry and an exit */
+#define REFILL_KERNEL_WCET_US 10ul /* the ready slack: a refill due within one
+                                    * kernel WCET counts as released */
+#define REFILL_MIN_REFILLS 2u      /* a ring never needs fewer; with one, the
+                                    * App. B merge loop would pop the only refill */
+#define REFILL_SC_HEADER_BYTES 96ul
+
+/* MIN_BUDGET and the ready slack in ticks (us_to_ticks of the numbers above). */
+u64 refill_min_budget(void);
+u64 refill_wcet(void);
+
+/* Refills an SC object of 2^size_bits bytes holds after its header: the exact
+ * value (up to 2^34 for the largest object; refill_max saturates at 2^32-1). */
+static inline word_t refill_capacity(word_t size_bits)
+{
+    return ((1ul << size_bits) - REFILL_SC_HEADER_BYTES) / sizeof(struct refill);
+}
+
+/* Round robin: budget == period, or period 0 (how seL4 and the boot context
+ * store it). */
+static inline bool refill_round_robin(const struct sched_context *sc)
+{
+    return sc->period == 0 || sc->period == sc->budget;
+}
+
+/* The ring. Only meaningful once configured (refill_count >= 1). */
+static inline u32 refill_size(const struct sched_context *sc) { return sc->refill_count; }
+static inline u32 refill_index_add(const struct sched_context *sc, u32 i, u32 n)
+{
+    /* i < max and n < max: one conditional subtraction instead of a modulo
+     * (no division in the scheduler's paths). */
+    u32 room = sc->refill_max - i;
+    return n < room ? i + n : n - room;
+}
+static inline struct refill *refill_at(struct sched_context *sc, u32 i) { return &sc_refills(sc)[i]; }
+static inline struct refill *refill_head(struct sched_context *sc) { return refill_at(sc, sc->refill_head); }
+static inline struct refill *refill_tail(struct sched_context *sc)
+{
+    return refill_at(sc, refill_index_add(sc, sc->refill_head, sc->refill_count - 1));
+}
+
+/* A fresh (or migrated) context: the whole budget available at `now`.
+ * Round robin ignores max_refills and uses REFILL_MIN_REFILLS (seL4:
+ * extra_refills is ignored). */
+void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
+
+/* Reconfigure a context that is in use (bound to a runnable thread) without
+ * giving it more than the old head allowed now: pending refills are dropped,
+ * the head is kept (trimmed to the new budget), and any extra budget comes
+ * one new period after the head's release. */
+void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
+                   u64 now);
+
+/* The head refill may be used at `now`: released, or due within one kernel
+ * WCET (not worth a timer interrupt). */
+bool refill_ready(const struct sched_context *sc, u64 now);
+
+/* After consuming `usage`, the head refill still holds at least MIN_BUDGET
+ * (enough for a kernel entry and exit). The scheduler checks this once per
+ * kernel entry with the time consumed so far. */
+bool refill_sufficient(const struct sched_context *sc, u64 usage);
+
+/* Charge `usage` ticks, consumed up to `now`, to the context. Whole refills
+ * used up go one period on; a partly used head is split; time used past the
+ * last available refill (an overrun) delays the next one. Afterwards the head
+ * holds at least MIN_BUDGET. Returns true when the head was used up (round
+ * robin: the time slice ended and was refilled; sporadic: the context must go
+ * to the back of its priority's queue, or to the release queue if the new head
+ * is not ready). */
+bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
+
+/* A thread of this context becomes runnable, or the context is switched to:
+ * if the head is ready it starts now (its release moves to `now`, so the time
+ * it comes back is measured from its real use) and refills that would become
+ * available before it runs out are merged into it. Only for sporadic-flagged,
+ * non-round-robin contexts (a constant-bandwidth context keeps its release
+ * times). Returns true when the head changed (reprogram the timer). */
+bool refill_unblock_check(struct sched_context *sc, u64 now);
+
+/* seL4_Yield after consuming `usage`: round robin refills the slice; a
+ * sporadic context gives up the rest of its head refill (charged as used,
+ * back one period after the head's release). Returns refill_budget_check's
+ * value (true: the thread goes to the back of its queue, or to the release
+ * queue if the new head is not ready). Consumed must count `usage` only. */
+bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
+
+/* The ring invariants (for the Check flavour's invariant checker and the
+ * tests): 1 <= size <= max, release times non-decreasing from head to tail,
+ * amounts add up to the budget, the head holds at least MIN_BUDGET. */
+bool refill_valid(const struct sched_context *sc);
+
+#endif

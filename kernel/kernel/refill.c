@@ -1,0 +1,332 @@
+/* Refills: the sporadic-server replenishment algorithms (refill.h).
+ *
+ * Follows shared/notes/mcs-kernel.md §5 (thesis App. B) with the corrections
+ * of §8 and a few more that the property tests (tests/test_refill_model.py)
+ * showed to be needed; each is marked "Correction" below and listed in
+ * docs/scheduling.md "Refills".
+ *
+ * Loop bounds: every loop below runs at most refill_count times (each
+ * iteration pops or visits one refill), and refill_count <= refill_max <=
+ * refill_capacity(size_bits), fixed by the object's size. No loop depends on
+ * the size of `usage` or on time. */
+#include <refill.h>
+#include <timer.h>
+
+u64 refill_min_budget(void) { return us_to_ticks(REFILL_MIN_BUDGET_US); }
+u64 refill_wcet(void) { return us_to_ticks(REFILL_KERNEL_WCET_US); }
+
+static bool single(const struct sched_context *sc) { return sc->refill_count == 1; }
+static bool full(const struct sched_context *sc) { return sc->refill_count == sc->refill_max; }
+
+static const struct refill *cref(const struct sched_context *sc, u32 i) { return &sc_refills((struct sched_context *)sc)[i]; }
+static struct refill *next_of_head(struct sched_context *sc) { return refill_at(sc, refill_index_add(sc, sc->refill_head, 1)); }
+
+/* Remove the head (there is another refill behind it). */
+static struct refill pop_head(struct sched_context *sc)
+{
+    struct refill r = *refill_head(sc);
+    sc->refill_head = refill_index_add(sc, sc->refill_head, 1);
+    sc->refill_count--;
+    return r;
+}
+
+/* Append a refill (the ring has room). */
+static void add_tail(struct sched_context *sc, struct refill r)
+{
+    sc->refill_count++;
+    *refill_tail(sc) = r;
+}
+
+static u32 clamp_max(word_t max_refills)
+{
+    /* refill_max is a u32: a ring of 2^32 - 1 refills is far more than any
+     * context needs, so a larger request (possible only for objects over
+     * 2^36 bytes) uses that many and leaves the rest of the object unused. */
+    return max_refills > 0xffffffffu ? 0xffffffffu : (u32)max_refills;
+}
+
+void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now)
+{
+    bool rr = period == 0 || period == budget;
+    sc->budget = budget;
+    sc->period = rr ? 0 : period;
+    /* Round robin needs exactly the head (what is left of the slice) and the
+     * tail (what has been used of it); seL4 ignores extra_refills for it. */
+    sc->refill_max = rr ? REFILL_MIN_REFILLS : clamp_max(max_refills);
+    sc->refill_head = 0;
+    sc->refill_count = 1;
+    refill_at(sc, 0)->release_time = now;
+    refill_at(sc, 0)->amount = budget;
+    if (rr)
+        add_tail(sc, (struct refill){ .release_time = now, .amount = 0 });
+}
+
+bool refill_ready(const struct sched_context *sc, u64 now)
+{
+    return cref(sc, sc->refill_head)->release_time <= now + refill_wcet();
+}
+
+/* What is left of the head after using `usage` of it (thesis: capacity). */
+static u64 head_left(const struct sched_context *sc, u64 usage)
+{
+    u64 a = cref(sc, sc->refill_head)->amount;
+    return usage > a ? 0 : a - usage;
+}
+
+bool refill_sufficient(const struct sched_context *sc, u64 usage)
+{
+    return head_left(sc, usage) >= refill_min_budget();
+}
+
+/* The head, used from its release, runs into the next refill's release: one
+ * refill {head's time, both amounts} gives exactly the same time no earlier,
+ * because the next one's share can only be used after the head's. Merging
+ * keeps the release times of the ring strictly ordered with the head's end
+ * (head.time + head.amount < next.time), which is what lets a split measure a
+ * chunk's return from the head's release time. */
+static bool head_overlaps(struct sched_context *sc)
+{
+    struct refill *h = refill_head(sc);
+    return !single(sc) && h->release_time + h->amount >= next_of_head(sc)->release_time;
+}
+
+static void merge_overlapping(struct sched_context *sc)
+{
+    for (u32 n = sc->refill_count; n > 1 && head_overlaps(sc); n--) {
+        struct refill r = pop_head(sc);
+        struct refill *h = refill_head(sc);
+        h->amount += r.amount;
+        h->release_time = r.release_time;
+    }
+}
+
+/* schedule_used (§5.4): time used from a refill comes back at `used`'s
+ * release; put it at the tail of the ring. */
+static void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
+{
+    struct refill *t = refill_tail(sc);
+    if (t->release_time + t->amount >= used.release_time) {
+        /* The tail, used from its release, reaches `used`'s release before it
+         * runs out: adding the amount to it releases nothing earlier.
+         * (Thesis: only when used.time <= tail.time.) */
+        t->amount += used.amount;
+    } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
+        /* Too small to be worth a refill of its own (it could never be run
+         * alone), or no room: merge it into the tail, moving the tail later
+         * so that the merged refill ends where `used` would have. Both
+         * shares then come back no earlier than they were due.
+         * Correction: the thesis delays the whole tail to used.time (more
+         * than needed), and keeps a slot free instead with the App. B loop
+         * `while (head < MIN_BUDGET || full)`, which with the default two
+         * refills pushes the rest of the head a period away at every
+         * preemption. */
+        t->release_time = used.release_time - t->amount;
+        t->amount += used.amount;
+    } else {
+        add_tail(sc, used);
+    }
+}
+
+/* refill_split_check (§5.6): `usage` (0 < usage < head amount) of a ready
+ * head was used; it comes back one period after the head's release. */
+static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
+{
+    struct refill *h = refill_head(sc);
+    u64 remnant = h->amount - usage;
+    struct refill used = { .release_time = h->release_time + sc->period, .amount = usage };
+
+    if (remnant < min_budget) {
+        /* Too little left to run on (a kernel entry and exit would not fit). */
+        if (single(sc)) {
+            /* The whole budget moves one period on. */
+            h->release_time += sc->period;
+        } else {
+            /* The remnant joins the next refill (later: no earlier release). */
+            pop_head(sc);
+            refill_head(sc)->amount += remnant;
+            schedule_used(sc, used, min_budget);
+        }
+        return true;
+    }
+    /* Correction (as mainline seL4; the thesis listing does not): the head's
+     * release advances by what was used, so the next chunk cut from it comes
+     * back one period after *its* use began, not after the head's. */
+    h->amount = remnant;
+    h->release_time += usage;
+    schedule_used(sc, used, min_budget);
+    return false;
+}
+
+static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64 min_budget)
+{
+    struct refill *h = refill_head(sc);
+    u64 used = usage > h->amount ? h->amount : usage;
+    h->amount -= used;
+    if (!single(sc))
+        refill_tail(sc)->amount += used;
+    if (h->amount >= min_budget)
+        return false;
+    /* The slice is over: the whole budget again from now (no window for round
+     * robin; the thread goes to the back of its priority's queue). A boot
+     * context may have been made with the head refill only. */
+    u64 t = h->release_time > now ? h->release_time : now;
+    h->amount = sc->budget;
+    h->release_time = t;
+    if (!single(sc)) {
+        refill_tail(sc)->amount = 0;
+        refill_tail(sc)->release_time = t;
+    }
+    return true;
+}
+
+bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now)
+{
+    if (sc->refill_count == 0 || usage == 0)
+        return false;
+    u64 min_budget = refill_min_budget();
+    if (refill_round_robin(sc))
+        return round_robin_charge(sc, usage, now, min_budget);
+
+    bool used_up = false;
+    /* Whole refills used up: each comes back one period after its release
+     * (the time its use began: refill_unblock_check and the split keep the
+     * head's release there). At most one pass round the ring. */
+    for (u32 n = sc->refill_count; n > 0 && usage >= refill_head(sc)->amount; n--) {
+        used_up = true;
+        usage -= refill_head(sc)->amount;
+        if (single(sc)) {
+            refill_head(sc)->release_time += sc->period;
+        } else {
+            struct refill r = pop_head(sc);
+            r.release_time += sc->period;
+            schedule_used(sc, r, min_budget);
+        }
+    }
+
+    if (usage > 0) {
+        if (usage < refill_head(sc)->amount && refill_ready(sc, now)) {
+            /* Part of a head that was available (the first one, or the next
+             * one if it was released by the time the previous ran out). */
+            if (split_check(sc, usage, min_budget))
+                used_up = true;
+        } else {
+            /* Overrun: time used past the end of the available refills
+             * (the kernel entry that noticed the expiry ran on). It came out
+             * of refills not yet released: delay the head by it. Correction:
+             * the thesis drops usage charged to a head that is not ready. */
+            refill_head(sc)->release_time += usage;
+        }
+    }
+
+    /* The head must hold at least MIN_BUDGET, or the thread could not even
+     * enter and leave the kernel on it: merge it into the next refill (whose
+     * release is later, so nothing comes earlier). The sum of the amounts is
+     * at least MIN_BUDGET, so this stops before the ring is single.
+     * Correction (§8 item 30): Listing 7.4 tests head == tail here and App. B
+     * refill_full; either pops the only refill of a full single ring. */
+    for (u32 n = sc->refill_count; n > 1 && refill_head(sc)->amount < min_budget; n--) {
+        struct refill r = pop_head(sc);
+        refill_head(sc)->amount += r.amount;
+        used_up = true;
+    }
+    merge_overlapping(sc);
+    return used_up;
+}
+
+bool refill_unblock_check(struct sched_context *sc, u64 now)
+{
+    if (sc->refill_count == 0 || refill_round_robin(sc) || !sc->sporadic || !refill_ready(sc, now))
+        return false;
+    /* The head starts being used now: it comes back one period from now.
+     * Correction: the thesis sets the release to `now` also when the head is
+     * only due within the ready slack (now < release), which moves it
+     * earlier; waking that way every period would shorten the period by the
+     * slack each time. Keep the later of the two. */
+    struct refill *h = refill_head(sc);
+    if (h->release_time < now)
+        h->release_time = now;
+    /* Refills that become available before the head runs out join it. */
+    merge_overlapping(sc);
+    return true;
+}
+
+bool refill_yield(struct sched_context *sc, u64 usage, u64 now)
+{
+    if (sc->refill_count == 0)
+        return false;
+    if (refill_round_robin(sc)) {
+        /* Round robin: the slice is refilled (charging all of it does that). */
+        return round_robin_charge(sc, refill_head(sc)->amount, now, refill_min_budget());
+    }
+    /* Sporadic: the rest of the head is given up, charged as if used. A head
+     * not yet released is not the yielder's to give up (a running thread's
+     * head is always ready; this only guards a misuse). */
+    u64 head = refill_head(sc)->amount;
+    if (!refill_ready(sc, now))
+        return refill_budget_check(sc, usage, now);
+    return refill_budget_check(sc, usage > head ? usage : head, now);
+}
+
+void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
+                   u64 now)
+{
+    if (sc->refill_count == 0) {
+        refill_new(sc, new_max_refills, new_budget, new_period, now);
+        return;
+    }
+    bool rr = new_period == 0 || new_period == new_budget;
+    /* Keep only the head (§5.3): pending refills are dropped, which can only
+     * give less time, and the head is what the context may be using now. */
+    struct refill h = *refill_head(sc);
+    sc->period = rr ? 0 : new_period;
+    sc->budget = new_budget;
+    sc->refill_max = rr ? REFILL_MIN_REFILLS : clamp_max(new_max_refills);
+    sc->refill_head = 0;
+    sc->refill_count = 1;
+    /* A released head is in use from now on (a later release stays: moving it
+     * to `now` would release it early). */
+    if (h.release_time < now)
+        h.release_time = now;
+    if (h.amount >= new_budget) {
+        h.amount = new_budget;
+        *refill_at(sc, 0) = h;
+        if (rr)
+            add_tail(sc, (struct refill){ .release_time = h.release_time, .amount = 0 });
+    } else {
+        /* The extra budget must not be usable before one new period after
+         * the head's release (§8 item 13). Correction (§8 item 31): Listing
+         * 7.2's NEXT(sc, new) / HEAD.rTime are NEXT(sc, tail) / HEAD.time. */
+        *refill_at(sc, 0) = h;
+        add_tail(sc, (struct refill){ .release_time = h.release_time + sc->period,
+                                      .amount = new_budget - h.amount });
+    }
+}
+
+bool refill_valid(const struct sched_context *sc)
+{
+    if (sc->refill_count == 0)
+        return sc->budget == 0;
+    if (sc->refill_count > sc->refill_max || sc->refill_head >= sc->refill_max)
+        return false;
+    if (cref(sc, sc->refill_head)->amount < refill_min_budget())
+        return false;
+    u64 sum = 0;
+    u32 i = sc->refill_head;
+    for (u32 n = 0; n < sc->refill_count; n++) {
+        const struct refill *r = cref(sc, i);
+        u32 j = refill_index_add(sc, i, 1);
+        if (n + 1 < sc->refill_count && r->release_time > cref(sc, j)->release_time)
+            return false;
+        sum += r->amount;
+        i = j;
+    }
+    if (sum != sc->budget)
+        return false;
+    /* The head ends before the next refill is released (merge_overlapping). */
+    if (!refill_round_robin(sc) && !single(sc)) {
+        const struct refill *h = cref(sc, sc->refill_head);
+        if (h->release_time + h->amount >= cref(sc, refill_index_add(sc, sc->refill_head, 1))->release_time)
+            return false;
+    }
+    return true;
+}
