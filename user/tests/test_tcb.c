@@ -1145,3 +1145,175 @@ KTEST(sched, bind_to_running_thread_schedules_it)
     KASSERT_EQ(seL4_SchedContext_Bind(c->sc, c->tcb), seL4_NoError);
     stop_children();
 }
+
+/* ================================================================== */
+/* Priority changes of queued threads, deletion                        */
+
+KTEST(tcb, priority_change_requeues_a_ready_thread)
+{
+    stop_children();
+    child_t *a = new_child(100);
+    child_t *b = new_child(200);
+    order_n = 0;
+    start_child(a, child_log, 1, a->tcb, true);
+    start_child(b, child_log, 2, b->tcb, true);
+    /* a is queued at 100; moving it to 250 must move it to that queue. */
+    KASSERT_EQ(seL4_TCB_SetPriority(a->tcb, SELF, 250), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 10), seL4_NoError);
+    KASSERT_EQ(order_n, 2);
+    KASSERT_EQ(order_log[0], 1);
+    KASSERT_EQ(order_log[1], 2);
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 255), seL4_NoError);
+    stop_children();
+}
+
+/* Forget a child whose caps were deleted (stop_children must not touch them). */
+static void drop_child(child_t *c)
+{
+    for (int i = 0; i < n_children; i++) {
+        if (&children[i] == c) {
+            children[i] = children[n_children - 1];
+            n_children--;
+            return;
+        }
+    }
+}
+
+KTEST(tcb, deleting_a_running_thread_stops_it)
+{
+    stop_children();
+    child_t *c = new_child(255);
+    counter = 0;
+    start_child(c, child_count, 0, c->tcb, true);
+    yield_n(5);
+    KASSERT(counter > 0);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, c->tcb, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(c->tcb), TAG_NULL);
+    seL4_Word at = counter;
+    yield_n(20);
+    KASSERT_EQ(counter, at);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, c->sc, 64), seL4_NoError);
+    drop_child(c);
+}
+
+static void child_delete_self(seL4_Word unused, seL4_Word self)
+{
+    (void)unused;
+    flag_word = 1;
+    seL4_CNode_Delete(ROOT, self, 64);
+    flag_word = 0xbad; /* never reached: the thread no longer exists */
+    for (;;)
+        seL4_Yield();
+}
+
+KTEST(tcb, thread_deletes_its_own_tcb)
+{
+    stop_children();
+    child_t *c = new_child(255);
+    flag_word = 0;
+    start_child(c, child_delete_self, 0, c->tcb, true);
+    KASSERT(wait_for(&flag_word, 1));
+    yield_n(20);
+    KASSERT_EQ(flag_word, 1);
+    KASSERT_EQ(seL4_DebugCapIdentify(c->tcb), TAG_NULL);
+    /* its SC is unbound and can be given to another thread */
+    child_t *d = new_child(255);
+    KASSERT_EQ(seL4_SchedContext_Unbind(d->sc), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(c->sc, d->tcb), seL4_NoError);
+    flag_word = 0;
+    start_child(d, child_set_flag, 5, d->tcb, true);
+    KASSERT(wait_for(&flag_word, 5));
+    KASSERT_EQ(seL4_SchedContext_Unbind(c->sc), seL4_NoError);
+    drop_child(c);
+    stop_children();
+}
+
+KTEST(sched, deleting_a_bound_sc_stops_its_thread)
+{
+    stop_children();
+    child_t *c = new_child(255);
+    counter = 0;
+    start_child(c, child_count, 0, c->tcb, true);
+    yield_n(5);
+    KASSERT(counter > 0);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, c->sc, 64), seL4_NoError);
+    seL4_Word at = counter;
+    yield_n(20);
+    KASSERT_EQ(counter, at);
+    /* A new SC lets it continue. */
+    c->sc = make_sc(7);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(sched_control(), c->sc, 500, 500, 0, 0, 0), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(c->sc, c->tcb), seL4_NoError);
+    yield_n(5);
+    KASSERT(counter > at);
+    stop_children();
+}
+
+KTEST(tcb, configure_refuses_to_replace_the_last_cap_to_a_cnode)
+{
+    seL4_CPtr t = make_tcb();
+    seL4_CPtr cn = make(seL4_CapTableObject, 4);
+    seL4_CPtr vs = seL4_CapInitThreadVSpace;
+    /* The TCB's CSpace slot gets a copy; then the original goes away. */
+    KASSERT_EQ(seL4_TCB_Configure(t, cn, 60, vs, 0, 0, seL4_CapNull), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, cn, 64), seL4_NoError);
+    EXPECT_ILLEGAL(invoke(t, TCBConfigure, 3, W(0, 0, 0), 3, C(ROOT, vs, seL4_CapNull)));
+    EXPECT_ILLEGAL(invoke(t, TCBSetSpace, 2, W(0, 0), 3, C(seL4_CapNull, ROOT, vs)));
+    /* the buffer is checked before it */
+    EXPECT_REPLY(invoke(t, TCBConfigure, 3, W(0, 0, 0x1010), 3, C(ROOT, vs, make(seL4_RISCV_4K_Page, 0))),
+                 seL4_AlignmentError, 0);
+    /* Deleting the TCB deletes the CNode with it. */
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, t, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(t), TAG_NULL);
+}
+
+KTEST(tcb, configured_caps_are_copies)
+{
+    /* The TCB keeps its own copies: deleting the caps it was configured
+     * with leaves it able to run. */
+    stop_children();
+    child_t *c = new_child(255);
+    seL4_CPtr cn = alloc_slot();
+    KASSERT_EQ(seL4_CNode_Copy(ROOT, cn, 64, ROOT, ROOT, 64, seL4_AllRights), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_Configure(c->tcb, cn, 0, seL4_CapInitThreadVSpace, 0, 0, seL4_CapNull), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, cn, 64), seL4_NoError);
+    flag_word = 0;
+    start_child(c, child_set_flag, 13, c->tcb, true);
+    KASSERT(wait_for(&flag_word, 13));
+    stop_children();
+}
+
+/* The child disables its own FPU: that takes effect at once. */
+extern char fpu_self_child[], fpu_self_fault[];
+__asm__(".text\n.balign 4\n.global fpu_self_child\nfpu_self_child:\n"
+        "mv s0, a0\n"
+        "la t0, fp_in\n fld f1, 8(t0)\n"
+        "mv a0, s0\n li a1, (17 << 12) | 2\n li a2, 0\n li a3, 1\n li a7, -1\n ecall\n"
+        "la t0, fp_phase\n li t1, 1\n sd t1, 0(t0)\n"
+        ".global fpu_self_fault\nfpu_self_fault:\n"
+        "fmv.x.d t1, f1\n"
+        "la t0, fp_out\n sd t1, 8(t0)\n"
+        "la t0, fp_phase\n li t1, 2\n sd t1, 0(t0)\n"
+        "3: li a7, -11\n ecall\n j 3b\n");
+
+KTEST(tcb, disabling_own_fpu_takes_effect_at_once)
+{
+    stop_children();
+    child_t *c = new_child(255);
+    fp_in[1] = 0x400921fb54442d18ul;
+    fp_out[1] = 0;
+    fp_phase = 0;
+    start_child(c, (void (*)(seL4_Word, seL4_Word))fpu_self_child, c->tcb, 0, true);
+    KASSERT(wait_for(&fp_phase, 1));
+    yield_n(5);
+    KASSERT_EQ(fp_phase, 1);
+    seL4_UserContext r;
+    KASSERT_EQ(seL4_TCB_ReadRegisters(c->tcb, false, 0, 1, &r), seL4_NoError);
+    KASSERT_EQ(r.pc, (seL4_Word)fpu_self_fault);
+    seL4_TCB_SetFlags_t f = seL4_TCB_SetFlags(c->tcb, seL4_TCBFlag_fpuDisabled, 0);
+    KASSERT_EQ(f.flags, 0);
+    KASSERT_EQ(seL4_TCB_Resume(c->tcb), seL4_NoError);
+    KASSERT(wait_for(&fp_phase, 2));
+    KASSERT_EQ(fp_out[1], fp_in[1]);
+    stop_children();
+}
