@@ -197,6 +197,20 @@ class BoundAnalysis:
             b = self._absexec_bound(forest, loop, cin)
         return b
 
+    def loop_accesses(self, forest: LoopForest, outer: Loop) -> dict[int, tuple[int, int] | None] | None:
+        """Data address hull of every memory instruction of a loop nest, from a
+        complete abstract execution of the nest (context-free); None if the
+        nest could not be interpreted."""
+        key = (outer.func.entry, outer.header, 0)
+        res = self._absexec_cache.get(key)
+        if res is None:
+            try:
+                res = _absexec_bounds(self, forest, outer, None)
+            except _Cannot:
+                res = {}
+            self._absexec_cache[key] = res
+        return res.get(("mem",))
+
     def _absexec_bound(self, forest: LoopForest, loop: Loop, cin: dict | None) -> LoopBound | None:
         """Abstract execution of the loop nest, from the outermost enclosing
         loop that works (results cached per nest and constant context)."""
@@ -476,7 +490,9 @@ class _AbsExec:
         self.forest = forest
         self.func = forest.func
         self.steps = 0
-        self.result: dict[int, int] = {}
+        self.result: dict = {}
+        #: data addresses seen per memory instruction: (lo, hi) hull or None (unknown)
+        self.mem: dict[int, tuple[int, int] | None] = {}
         order = cfgmod._rpo(self.func.blocks, self.func.entry)
         self.rank = {b: i for i, b in enumerate(order)}
 
@@ -495,6 +511,15 @@ class _AbsExec:
         regs = dict(st)
         for ins in blk.instrs:
             self.steps += 1
+            if ins.mem_width:
+                base = regs.get(ins.rs1, _UNK) if ins.rs1 else _c(0)
+                if base[0] == "c" and (ins.addr not in self.mem or self.mem[ins.addr] is not None):
+                    a = (base[1] + ins.imm) & MASK64
+                    old = self.mem.get(ins.addr)
+                    self.mem[ins.addr] = (a, a + ins.mem_width) if old is None else \
+                        (min(old[0], a), max(old[1], a + ins.mem_width))
+                elif base[0] != "c":
+                    self.mem[ins.addr] = None
             if not ins.writes:
                 continue
             sym_step(regs, ins)
@@ -585,4 +610,5 @@ def _absexec_bounds(ba: "BoundAnalysis", forest: LoopForest, outer: Loop, cin: d
         return {}
     ae = _AbsExec(ba, forest)
     ae.simulate(outer, init)
+    ae.result[("mem",)] = ae.mem
     return ae.result

@@ -33,6 +33,7 @@ import bisect
 from dataclasses import dataclass
 
 from kairos.wcet.cfg import CALLER_SAVED, MASK64, Context, Function, Program, Term, _rpo
+from kairos.wcet.errors import WcetError
 from kairos.wcet.isa import Instr, InstrClass
 
 WIDEN_AFTER = 3
@@ -67,17 +68,25 @@ def _join(a: Val, b: Val) -> Val:
 
 
 class ValueInfo:
-    def __init__(self, program: Program, sp0: int | None = None) -> None:
+    def __init__(self, program: Program, sp0: int | None = None, bounds=None) -> None:
+        """``bounds``: a ``bounds.BoundAnalysis`` (loop bounds keep induction
+        pointers in exact intervals); one without annotations is made if None."""
+        if bounds is None:
+            from kairos.wcet.bounds import BoundAnalysis
+            bounds = BoundAnalysis(program)
+        self.bounds = bounds
         self.program = program
         self.image = program.image
         self.sp0 = sp0
         self._access: dict[tuple[int, int], MemRange | None] = {}
         self._sp_at_call: dict[int, int | None] = {}
+        self._sp_val_at_call: dict[int, Val] = {}
         self._done: set[int] = set()
         self._objects = sorted((_signed(s.addr), _signed(s.addr) + s.size) for s in self.image.symbols
                                if s.kind == "object" and s.size > 0)
         for f in program.functions.values():
             self._analyse(f)
+            self._refine_loops(f)
 
     # -- public -------------------------------------------------------------
     def access(self, func_entry: int, instr_addr: int) -> MemRange | None:
@@ -96,6 +105,21 @@ class ValueInfo:
             off += d
         return off
 
+    def entry_sp(self, ctx: Context) -> tuple[str, int] | None:
+        """``sp`` at the entry of the function reached by ``ctx``: ``("abs", v)``
+        when some caller set it to a constant (a trap vector loading the kernel
+        stack), ``("sp", off)`` relative to ``sp0``, or None if unknown."""
+        cur: tuple[str, int] = ("sp", 0)
+        for site in ctx:
+            v = self._sp_val_at_call.get(site)
+            if v is None or v[1] != v[2]:
+                return None
+            if v[0] == "abs":
+                cur = ("abs", v[1])
+            else:
+                cur = (cur[0], cur[1] + v[1])
+        return cur
+
     def range(self, ctx: Context, instr_addr: int, func_entry: int | None = None) -> tuple[int, int] | None:
         if func_entry is None:
             func_entry = self._owner(ctx)
@@ -104,12 +128,16 @@ class ValueInfo:
             return None
         if r.base == "abs":
             return (r.lo & MASK64, ((r.lo & MASK64) + (r.hi - r.lo)))
-        if self.sp0 is None:
+        esp = self.entry_sp(ctx)
+        if esp is None:
             return None
-        off = self.stack_offset(ctx)
-        if off is None:
+        if esp[0] == "abs":
+            base = esp[1]
+        elif self.sp0 is None:
             return None
-        return ((self.sp0 + off + r.lo) & MASK64, (self.sp0 + off + r.hi) & MASK64)
+        else:
+            base = self.sp0 + esp[1]
+        return ((base + r.lo) & MASK64, ((base + r.lo) & MASK64) + (r.hi - r.lo))
 
     def _owner(self, ctx: Context) -> int:
         if not ctx:
@@ -124,16 +152,51 @@ class ValueInfo:
 
     # -- analysis -------------------------------------------------------------
     def _widen(self, old: Val, new: Val) -> Val:
+        if new is not None and new[0] == "obj":
+            return new          # already "anywhere in its object"
         if new is None or old is None or old[0] != new[0]:
             return None
         if new[1] >= old[1] and new[2] <= old[2]:
             return old
-        if new[0] == "abs":
-            obj = (self._object_of(old) or self._object_of(("abs", old[2], old[2]))
-                   or self._object_of(("abs", old[1], old[1])))
-            if obj is not None:
-                return ("abs", obj[0], obj[1])   # pointer stays within [start, one past the end]
+        return None
+
+    def _object_access(self, anchor: int) -> MemRange | None:
+        """Range of an access at ``anchor`` + an unknown offset: by the C rule
+        the access stays within the object containing ``anchor`` (or, for a
+        one-past-the-end anchor, the object just before it)."""
+        obj = self._object_strictly_containing(anchor) or self._object_of(("abs", anchor - 1, anchor - 1))
+        if obj is None:
             return None
+        return MemRange("abs", obj[0], obj[1])
+
+    def _object_strictly_containing(self, addr: int) -> tuple[int, int] | None:
+        i = bisect.bisect_right(self._objects, (addr, 1 << 70)) - 1
+        while i >= 0:
+            a, b = self._objects[i]
+            if a <= addr < b:
+                return a, b
+            if b < addr - (1 << 24):
+                break
+            i -= 1
+        return None
+
+    def _joinv(self, a: Val, b: Val) -> Val:
+        if a is None or b is None:
+            return None
+        if a[0] == b[0] and a[0] != "obj":
+            return (a[0], min(a[1], b[1]), max(a[2], b[2]))
+        if "obj" not in (a[0], b[0]):
+            return None
+        o, other = (a, b) if a[0] == "obj" else (b, a)
+        obj = self._object_of(("abs", o[1], o[1]))
+        if obj is None:
+            return None
+        if other[0] == "obj":
+            if self._object_of(("abs", other[1], other[1])) == obj:
+                return a          # keep the first anchor: stable, and in the same object
+            return None
+        if other[0] == "abs" and obj[0] <= other[1] and other[2] <= obj[1]:
+            return o
         return None
 
     def _object_of(self, v: Val) -> tuple[int, int] | None:
@@ -150,10 +213,84 @@ class ValueInfo:
             i -= 1
         return None
 
+    def _loop_ivs(self, f: Function) -> dict[int, tuple[set, dict[int, tuple[int, int]]]]:
+        """Per loop header: (entry-edge sources, {reg: (step, N)}) for registers
+        whose only definition in the loop is ``addi r, r, step`` outside inner
+        loops (so it runs at most once per iteration), N = header bound."""
+        from kairos.wcet.loops import find_loops
+        out: dict[int, tuple[set, dict[int, tuple[int, int]]]] = {}
+        try:
+            forest = find_loops(f)
+        except WcetError:
+            return out
+        for lp in forest.loops:
+            bound = self._loop_bound(forest, lp)
+            defs: dict[int, list] = {}
+            has_call = False
+            for bs in lp.blocks:
+                blk = f.blocks[bs]
+                for ins in blk.instrs:
+                    for w in ins.writes:
+                        defs.setdefault(w, []).append((bs, ins))
+                if blk.kind in (Term.CALL, Term.TAILCALL):
+                    has_call = True
+            ivs: dict[int, tuple[int, int]] = {}
+            if bound is not None:
+                for r, dl in defs.items():
+                    if len(dl) != 1 or r >= 32 or (has_call and r in CALLER_SAVED):
+                        continue
+                    bs, ins = dl[0]
+                    if forest.innermost.get(bs) is not lp:
+                        continue
+                    if ins.mnemonic == "addi" and ins.rd == r and ins.rs1 == r and ins.imm != 0:
+                        ivs[r] = (ins.imm, bound)
+            out[lp.header] = ({p for p, _ in lp.entry_edges}, ivs)
+        return out
+
+    def _refine_loops(self, f: Function) -> None:
+        """Intersect with the exact address hulls from abstract execution of
+        each outermost loop nest (both are sound over-approximations)."""
+        from kairos.wcet.loops import find_loops
+        if self.bounds is None:
+            return
+        try:
+            forest = find_loops(f)
+        except WcetError:
+            return
+        for lp in forest.loops:
+            if lp.parent is not None:
+                continue
+            mem = self.bounds.loop_accesses(forest, lp)
+            if not mem:
+                continue
+            for iaddr, hull in mem.items():
+                if hull is None:
+                    continue
+                key = (f.entry, iaddr)
+                lo, hi = _signed(hull[0]), _signed(hull[0]) + (hull[1] - hull[0])
+                cur = self._access.get(key)
+                if cur is None or cur.base != "abs":
+                    self._access[key] = MemRange("abs", lo, hi)
+                else:
+                    nlo, nhi = max(cur.lo, lo), min(cur.hi, hi)
+                    if nlo < nhi:
+                        self._access[key] = MemRange("abs", nlo, nhi)
+
+    def _loop_bound(self, forest, lp) -> int | None:
+        if self.bounds is None:
+            return None
+        try:
+            b = self.bounds.bound(forest, lp, [lp.func.name], ())
+        except WcetError:
+            return None
+        return b.max
+
     def _analyse(self, f: Function) -> None:
         init: dict[int, Val] = {2: ("sp", 0, 0)}
         if self.image.gp is not None:
             init[3] = _const(self.image.gp)
+        headers = self._loop_ivs(f)
+        edge_out: dict[tuple[int, int], dict[int, Val]] = {}
         state_in: dict[int, dict[int, Val]] = {f.entry: init}
         counts: dict[int, int] = {}
         order = _rpo(f.blocks, f.entry)
@@ -171,39 +308,66 @@ class ValueInfo:
                     if ins.is_call or blk.kind is Term.TAILCALL and ins is blk.last:
                         sp = regs.get(2)
                         self._sp_at_call[ins.addr] = sp[1] if sp and sp[0] == "sp" and sp[1] == sp[2] else None
+                        old_v = self._sp_val_at_call.get(ins.addr, sp)
+                        self._sp_val_at_call[ins.addr] = sp if old_v == sp else None
                     self._step(regs, ins, f)
                 if blk.kind is Term.CALL:
                     for r in CALLER_SAVED:
                         regs.pop(r, None)
                 for t in blk.succs:
-                    old = state_in.get(t)
-                    if old is None:
-                        state_in[t] = dict(regs)
-                        changed = True
+                    if edge_out.get((s, t)) == regs:
                         continue
-                    n = counts.get(t, 0)
-                    new: dict[int, Val] = {}
-                    for r in set(old) & set(regs):
-                        j = _join(old[r], regs[r])
-                        if j is not None and j != old[r] and n >= WIDEN_AFTER:
-                            j = self._widen(old[r], j)
-                        if j is not None:
-                            new[r] = j
-                    if new != old:
+                    edge_out[(s, t)] = dict(regs)
+                    new = self._merge(f, t, edge_out, headers.get(t), state_in.get(t), counts.get(t, 0))
+                    if new != state_in.get(t):
                         state_in[t] = new
-                        counts[t] = n + 1
+                        counts[t] = counts.get(t, 0) + 1
                         changed = True
-        if changed:  # did not stabilise: forget everything but constants of the entry
+        if changed:  # did not stabilise: give up on this function's addresses
             for blk in f.blocks.values():
                 for ins in blk.instrs:
                     if ins.mem_width:
                         self._access[(f.entry, ins.addr)] = None
+
+    def _merge(self, f: Function, t: int, edge_out, header, old, n: int) -> dict[int, Val]:
+        ins = [edge_out[(p, t)] for p in f.blocks[t].preds if (p, t) in edge_out]
+        new: dict[int, Val] = dict(ins[0])
+        for st in ins[1:]:
+            new = {r: j for r in set(new) & set(st) if (j := self._joinv(new[r], st[r])) is not None}
+        if old is not None and n >= WIDEN_AFTER:
+            widened: dict[int, Val] = {}
+            for r, v in new.items():
+                if old.get(r) is None:
+                    continue
+                w = v if v == old[r] else self._widen(old[r], v)
+                if w is not None:
+                    widened[r] = w
+            new = widened
+        if header is not None:
+            entries, ivs = header
+            ent = [edge_out[(p, t)] for p in entries if (p, t) in edge_out]
+            for r, (step, bound) in ivs.items():
+                vals = [e.get(r) for e in ent]
+                if not ent or any(v is None or v[0] == "obj" for v in vals):
+                    new.pop(r, None)
+                    continue
+                lo = min(v[1] for v in vals)
+                hi = max(v[2] for v in vals)
+                kind = vals[0][0]
+                if any(v[0] != kind for v in vals):
+                    new.pop(r, None)
+                    continue
+                span = step * bound
+                new[r] = (kind, lo + min(0, span), hi + max(0, span))
+        return new
 
     def _step(self, regs: dict[int, Val], ins: Instr, f: Function) -> None:
         if ins.mem_width:
             base = regs.get(ins.rs1) if ins.rs1 else ("abs", 0, 0)
             if base is None:
                 rng = None
+            elif base[0] == "obj":
+                rng = self._object_access(base[1] + ins.imm)
             else:
                 rng = MemRange(base[0], base[1] + ins.imm, base[2] + ins.imm + ins.mem_width)
             key = (f.entry, ins.addr)
@@ -228,33 +392,35 @@ class ValueInfo:
             v = _const(ins.imm)
         elif m == "auipc":
             v = _const(ins.addr + ins.imm)
+        elif m == "addi" and a is not None and a[0] == "obj":
+            v = ("obj", a[1] + ins.imm, a[1] + ins.imm)
         elif m in ("addi", "addiw"):
-            if a is not None:
+            if a is not None and a[0] != "obj":
                 v = (a[0], a[1] + ins.imm, a[2] + ins.imm)
                 if m == "addiw" and not (a[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
         elif m in ("add", "addw"):
             b = get(ins.rs2)
-            if a is not None and b is not None:
+            if m == "add" and ((a is not None and a[0] == "obj") or (b is not None and b[0] == "obj")):
+                o, other = (a, b) if a is not None and a[0] == "obj" else (b, a)
+                if other is None:
+                    v = o
+                elif other[0] == "abs":
+                    v = ("obj", o[1] + other[1], o[1] + other[1])
+            elif a is not None and b is not None:
                 if a[0] == "abs" and b[0] == "abs":
                     v = ("abs", a[1] + b[1], a[2] + b[2])
-                    for x in (a, b):   # indexing an object: stays within it (C rule)
-                        obj = self._object_of(x)
-                        if obj is not None and x[1] == x[2] and not (obj[0] <= v[1] and v[2] <= obj[1]):
-                            v = ("abs", obj[0], obj[1])
                 elif a[0] == "sp" and b[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
                 elif b[0] == "sp" and a[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
                 if m == "addw" and v is not None and not (v[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
-            elif m == "add" and (a is None) != (b is None):
-                obj = self._object_of(a if a is not None else b)
-                if obj is not None:   # object base + unknown index: stays within the object (C rule)
-                    v = ("abs", obj[0], obj[1])
         elif m == "sub":
             b = get(ins.rs2)
-            if a is not None and b is not None and b[0] == "abs":
+            if a is not None and a[0] == "obj":
+                v = ("obj", a[1] - b[1], a[1] - b[1]) if b is not None and b[0] == "abs" and b[1] == b[2] else a
+            elif a is not None and b is not None and b[0] == "abs" and a[0] != "obj":
                 v = (a[0], a[1] - b[2], a[2] - b[1])
         elif m in ("slli", "slliw"):
             if a is not None and a[0] == "abs" and a[1] >= 0 and a[2] < (1 << (62 - ins.imm)):
