@@ -124,7 +124,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         except ValueError:
             sp_val = image.symbol(sp0).addr
     say("value analysis", 0.1)
-    values = ValueInfo(program, sp0=sp_val)
+    values = ValueInfo(program, sp0=sp_val, bounds=bounds)
     forests = ipet._Forests()
     results: list[EntryResult] = []
     costs_cache: dict[str, object] = {}
