@@ -20,6 +20,7 @@
 #include <ktest.h>
 #include <sel4/sel4.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define ROOT_CNODE seL4_CapInitThreadCNode
@@ -60,20 +61,30 @@ static void slot_free(seL4_CPtr s)
         (void)seL4_CNode_Delete(ROOT_CNODE, s, DEPTH);
 }
 
-/* Retype one object from the first RAM untyped that has room. */
-static seL4_CPtr alloc_object(seL4_Word type, seL4_Word size_bits)
+/* Retype one object from a RAM untyped that has room, smallest untypeds
+ * first (so the big ones stay whole for large frames). 0 if none has room. */
+static seL4_CPtr try_alloc_object(seL4_Word type, seL4_Word size_bits)
 {
     seL4_CPtr dest = slot_alloc();
-    for (seL4_Word i = 0; i < bi()->untyped.end - bi()->untyped.start; i++) {
-        const seL4_UntypedDesc *u = &bi()->untypedList[i];
-        if (u->isDevice || u->sizeBits < 12)
-            continue;
-        seL4_Error err =
-            seL4_Untyped_Retype(bi()->untyped.start + i, type, size_bits, ROOT_CNODE, 0, 0, dest, 1);
-        if (err == seL4_NoError)
-            return dest;
-    }
-    KFAIL("cannot retype an object of type %lu (size bits %lu)", (unsigned long)type, (unsigned long)size_bits);
+    for (seL4_Word bits = 12; bits <= 38; bits++)
+        for (seL4_Word i = 0; i < bi()->untyped.end - bi()->untyped.start; i++) {
+            const seL4_UntypedDesc *u = &bi()->untypedList[i];
+            if (u->isDevice || u->sizeBits != bits)
+                continue;
+            seL4_Error err =
+                seL4_Untyped_Retype(bi()->untyped.start + i, type, size_bits, ROOT_CNODE, 0, 0, dest, 1);
+            if (err == seL4_NoError)
+                return dest;
+        }
+    return 0;
+}
+
+static seL4_CPtr alloc_object(seL4_Word type, seL4_Word size_bits)
+{
+    seL4_CPtr s = try_alloc_object(type, size_bits);
+    if (!s)
+        KFAIL("cannot retype an object of type %lu (size bits %lu)", (unsigned long)type, (unsigned long)size_bits);
+    return s;
 }
 
 static seL4_CPtr alloc_frame(void) { return alloc_object(seL4_RISCV_4K_Page, 0); }
@@ -526,10 +537,14 @@ KTEST(vspace, large_frames)
     slot_free(big);
     slot_free(pt);
 
-    /* 1 GiB, when there is an untyped that big. */
+    /* 1 GiB, when there is an untyped that big and nobody has used it. */
     if (!have_untyped(30))
         return;
-    seL4_CPtr giga = alloc_object(seL4_RISCV_Giga_Page, 0);
+    seL4_CPtr giga = try_alloc_object(seL4_RISCV_Giga_Page, 0);
+    if (!giga) {
+        printf("vspace/large_frames: no free 1 GiB of RAM left, 1 GiB frame part skipped\n");
+        return;
+    }
     const seL4_Word g5 = 0x140000000ul, g6 = 0x180000000ul;
     EXPECT_ERR(seL4_RISCV_Page_Map(giga, ROOT_VSPACE, g5 + 0x200000, seL4_AllRights, 0), seL4_AlignmentError);
     EXPECT_INVARG(seL4_RISCV_Page_Map(giga, ROOT_VSPACE, 0x3fc0000000ul, seL4_AllRights, 0), 0);
@@ -761,4 +776,179 @@ KTEST(vspace, pools_run_out)
     slot_free(p);
     slot_free(ut);
     slot_free(mem);
+}
+
+/* ------------------------------------------- with a second thread */
+
+/* RV64 instruction words for the tiny programs the threads run. */
+#define INSN_SD_A0_0_A1 0x00a5b023u /* sd a0, 0(a1) */
+#define INSN_LD_A0_0_A1 0x0005b503u /* ld a0, 0(a1) */
+#define INSN_SD_A0_0_A2 0x00a63023u /* sd a0, 0(a2) */
+#define INSN_ILLEGAL 0x00000000u    /* ends the program: a user exception, the thread is suspended */
+
+typedef struct {
+    seL4_CPtr tcb, sc;
+} thread_t;
+
+/* A thread at priority 255 (the root's) in `vspace`, started at pc with
+ * a0..a2 set. Without a fault handler it is suspended at its first fault. */
+static thread_t start_thread(seL4_CPtr vspace, seL4_Word pc, seL4_Word a0, seL4_Word a1, seL4_Word a2)
+{
+    thread_t t;
+    t.tcb = alloc_object(seL4_TCBObject, 0);
+    t.sc = alloc_object(seL4_SchedContextObject, 8);
+    KASSERT_EQ(seL4_TCB_Configure(t.tcb, ROOT_CNODE, 0, vspace, 0, 0, seL4_CapNull), seL4_NoError);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(bi()->schedcontrol.start, t.sc, 1000, 1000, 0, 0, 0), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(t.sc, t.tcb), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetPriority(t.tcb, seL4_CapInitThreadTCB, 255), seL4_NoError);
+    seL4_UserContext regs = {0};
+    regs.pc = pc;
+    regs.a0 = a0;
+    regs.a1 = a1;
+    regs.a2 = a2;
+    KASSERT_EQ(seL4_TCB_WriteRegisters(t.tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), seL4_NoError);
+    return t;
+}
+
+static seL4_Word thread_pc(thread_t t)
+{
+    seL4_UserContext regs = {0};
+    KASSERT_EQ(seL4_TCB_ReadRegisters(t.tcb, false, 0, 1, &regs), seL4_NoError);
+    return regs.pc;
+}
+
+static void stop_thread(thread_t t)
+{
+    (void)seL4_TCB_Suspend(t.tcb);
+    slot_free(t.tcb);
+    slot_free(t.sc);
+}
+
+/* Let the other threads of priority 255 run until pc reaches `want`. */
+static bool wait_pc(thread_t t, seL4_Word want)
+{
+    for (int i = 0; i < 200; i++) {
+        if (thread_pc(t) == want)
+            return true;
+        seL4_Yield();
+    }
+    return thread_pc(t) == want;
+}
+
+static void write_code(seL4_Word va, const uint32_t *insns, int n)
+{
+    for (int i = 0; i < n; i++)
+        ((volatile uint32_t *)va)[i] = insns[i];
+    __asm__ volatile("fence.i" ::: "memory");
+}
+
+/* Execute-never: the same code runs from an executable mapping of a frame
+ * and faults on the first fetch from an execute-never mapping of it. A
+ * kernel-only (no Read) mapping without execute-never is execute-only. */
+KTEST(vspace, execute_never_and_execute_only)
+{
+    const seL4_Word data = WINDOW + 0x70000, xn = WINDOW + 0x71000, ex = WINDOW + 0x72000, xo = WINDOW + 0x73000;
+    static const uint32_t prog[] = {INSN_SD_A0_0_A1, INSN_ILLEGAL};
+    seL4_CPtr code = alloc_frame();
+    map_or_fail(code, ROOT_VSPACE, data, seL4_ReadWrite, seL4_RISCV_ExecuteNever);
+    write_code(data, prog, 2);
+    seL4_CPtr c_xn = copy_cap(code, seL4_AllRights), c_ex = copy_cap(code, seL4_AllRights);
+    seL4_CPtr c_xo = copy_cap(code, seL4_CanWrite); /* kernel-only rights */
+    EXPECT_ERR(seL4_RISCV_Page_Map(c_xn, ROOT_VSPACE, xn, seL4_CanRead, seL4_RISCV_ExecuteNever), seL4_NoError);
+    EXPECT_ERR(seL4_RISCV_Page_Map(c_ex, ROOT_VSPACE, ex, seL4_CanRead, 0), seL4_NoError);
+    EXPECT_ERR(seL4_RISCV_Page_Map(c_xo, ROOT_VSPACE, xo, seL4_AllRights, 0), seL4_NoError);
+    /* The execute-never mapping reads like the others. */
+    KASSERT_EQ(*(volatile uint32_t *)xn, INSN_SD_A0_0_A1);
+
+    static volatile seL4_Word flag[3];
+    flag[0] = flag[1] = flag[2] = 0;
+    thread_t t_ex = start_thread(ROOT_VSPACE, ex, 0x11, (seL4_Word)&flag[0], 0);
+    thread_t t_xn = start_thread(ROOT_VSPACE, xn, 0x22, (seL4_Word)&flag[1], 0);
+    thread_t t_xo = start_thread(ROOT_VSPACE, xo, 0x33, (seL4_Word)&flag[2], 0);
+    /* Executable and execute-only: the store ran, the thread stopped at the
+     * illegal instruction after it. */
+    KASSERT(wait_pc(t_ex, ex + 4));
+    KASSERT(wait_pc(t_xo, xo + 4));
+    KASSERT_EQ(flag[0], 0x11);
+    KASSERT_EQ(flag[2], 0x33);
+    /* Execute-never: stopped at its first instruction, nothing stored. */
+    KASSERT_EQ(thread_pc(t_xn), xn);
+    KASSERT_EQ(flag[1], 0);
+    /* Remapping with execute allowed (same address) lets it run. */
+    EXPECT_ERR(seL4_RISCV_Page_Map(c_xn, ROOT_VSPACE, xn, seL4_CanRead, 0), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_Resume(t_xn.tcb), seL4_NoError);
+    KASSERT(wait_pc(t_xn, xn + 4));
+    KASSERT_EQ(flag[1], 0x22);
+    stop_thread(t_ex);
+    stop_thread(t_xn);
+    stop_thread(t_xo);
+    slot_free(c_xo);
+    slot_free(c_ex);
+    slot_free(c_xn);
+    slot_free(code);
+}
+
+/* Two VSpaces, the same virtual address, different frames: a thread in the
+ * second sees only its own. A thread whose VSpace cap is a mapped table
+ * that is not a root runs with no user mappings at all. */
+KTEST(vspace, isolation_between_vspaces)
+{
+    const seL4_Word x = WINDOW + 0x80000; /* used in both VSpaces */
+    static const uint32_t prog[] = {INSN_LD_A0_0_A1, INSN_SD_A0_0_A2, INSN_ILLEGAL};
+    seL4_CPtr vs = alloc_pt();
+    EXPECT_ERR(seL4_RISCV_ASIDPool_Assign(seL4_CapInitThreadASIDPool, vs), seL4_NoError);
+    /* Ours at x: magic A. */
+    seL4_CPtr fa = alloc_frame();
+    map_or_fail(fa, ROOT_VSPACE, x, seL4_ReadWrite, 0);
+    *ptr(x) = 0xaaaaaaaa;
+    /* Theirs at x: magic B (written through a second mapping in ours). */
+    seL4_CPtr fb = alloc_frame(), fb2 = copy_cap(fb, seL4_AllRights);
+    map_or_fail(fb, ROOT_VSPACE, x + 0x1000, seL4_ReadWrite, 0);
+    *ptr(x + 0x1000) = 0xbbbbbbbb;
+    map_or_fail(fb2, vs, x, seL4_ReadWrite, 0);
+    seL4_CPtr vs_table = last_tables[0]; /* a table inside the new VSpace */
+    KASSERT(vs_table != 0);
+    /* A result page shared by both, and the program. */
+    seL4_CPtr r = alloc_frame(), r2 = copy_cap(r, seL4_AllRights);
+    map_or_fail(r, ROOT_VSPACE, x + 0x2000, seL4_ReadWrite, 0);
+    map_or_fail(r2, vs, x + 0x1000, seL4_ReadWrite, 0);
+    seL4_CPtr code = alloc_frame(), code2 = copy_cap(code, seL4_AllRights);
+    map_or_fail(code, ROOT_VSPACE, x + 0x3000, seL4_ReadWrite, seL4_RISCV_ExecuteNever);
+    write_code(x + 0x3000, prog, 3);
+    map_or_fail(code2, vs, x + 0x2000, seL4_CanRead, 0);
+
+    thread_t t = start_thread(vs, x + 0x2000, 0, x, x + 0x1000);
+    KASSERT(wait_pc(t, x + 0x2000 + 8));
+    KASSERT_EQ(*ptr(x + 0x2000), 0xbbbbbbbb);
+    KASSERT_EQ(*ptr(x), 0xaaaaaaaa);
+    stop_thread(t);
+
+    /* Not a root: the same program, with our VSpace's addresses, never
+     * runs (the first fetch faults). */
+    *ptr(x + 0x2000) = 0;
+    thread_t u = start_thread(bi()->userImagePaging.start, x + 0x3000, 0, x, x + 0x2000);
+    for (int i = 0; i < 20; i++)
+        seL4_Yield();
+    KASSERT_EQ(thread_pc(u), x + 0x3000);
+    KASSERT_EQ(*ptr(x + 0x2000), 0);
+    stop_thread(u);
+
+    /* Deleting the root (its last cap) frees the ASID: caps to tables of
+     * that VSpace now name an ASID without a root. */
+    seL4_CPtr g = alloc_frame(), pt = alloc_pt();
+    EXPECT_INVCAP(seL4_RISCV_Page_Map(g, vs_table, x, seL4_AllRights, 0), 1);
+    EXPECT_INVCAP(seL4_RISCV_PageTable_Map(pt, vs_table, x, 0), 1);
+    slot_free(vs);
+    EXPECT_FL_ROOT(seL4_RISCV_Page_Map(g, vs_table, x, seL4_AllRights, 0));
+    EXPECT_FL_ROOT(seL4_RISCV_PageTable_Map(pt, vs_table, x, 0));
+    EXPECT_INVARG(seL4_RISCV_PageTable_Map(pt, vs_table, USER_TOP, 0), 0); /* UserTop is checked first */
+    slot_free(g);
+    slot_free(pt);
+    slot_free(code2);
+    slot_free(code);
+    slot_free(r2);
+    slot_free(r);
+    slot_free(fb2);
+    slot_free(fb);
+    slot_free(fa);
 }
