@@ -272,8 +272,3 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
     }
     return r;
 }
-
-/* Until the TCB and scheduling-context work provide their finalisers, these
- * keep the kernel linkable; a strong definition elsewhere replaces them. */
-__attribute__((weak)) void tcb_finalise(struct tcb *t) { thread_suspend(t); }
-__attribute__((weak)) void sched_context_finalise(struct sched_context *sc) { (void)sc; }
