@@ -1,0 +1,38 @@
+"""`kairos wcet` on the current kernel build (skipped when it is not built):
+every kernel entry gets a bound, with the annotations in the kernel tree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kairos.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = ROOT / "build" / "debug" / "kernel.elf"
+ANNOTATIONS = ROOT / "kernel" / "wcet-annotations.toml"
+
+pytestmark = pytest.mark.skipif(not KERNEL.exists(), reason="kernel not built (make)")
+
+
+def test_kernel_entries_have_bounds(tmp_path: Path) -> None:
+    out = tmp_path / "kernel.json"
+    rc = main(["wcet", str(KERNEL), "-a", str(ANNOTATIONS), "-e", "trap_entry@handle_syscall",
+               "-e", "trap_entry@handle_exception", "--irq-entry", "trap_entry@handle_interrupt",
+               "--json", str(out), "-q"])
+    assert rc == 0, "kernel analysis failed (see stderr); kernel/wcet-annotations.toml may need updating"
+    data = json.loads(out.read_text())
+    bounds = {e["name"]: e["bound_cycles"] for e in data["entries"]}
+    assert set(bounds) == {"trap_entry@handle_syscall", "trap_entry@handle_exception",
+                           "trap_entry@handle_interrupt"}
+    assert all(b > 0 for b in bounds.values())
+    # every unit starts in the trap vector and reaches its handler
+    for e in data["entries"]:
+        fns = {s["function"] for s in e["worst_path"]}
+        assert "trap_entry" in fns and e["via"][0] in fns
+    ir = data["interrupt_response"]
+    assert ir["bound_cycles"] == ir["longest_masked_cycles"] + ir["interrupt_entry_cycles"]
+    assert ir["longest_masked_cycles"] == max(bounds["trap_entry@handle_syscall"],
+                                              bounds["trap_entry@handle_exception"])
