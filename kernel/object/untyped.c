@@ -32,6 +32,19 @@
 
 #define RESET_CHUNK (1ul << CONFIG_RESET_CHUNK_BITS)
 
+/* Zero one reset chunk. Written out as straight-line word stores: the reset
+ * of a boot untyped zeroes all of RAM once, and a loop-free body of 32 stores
+ * runs several times faster than a byte-count loop under emulation. */
+_Static_assert(CONFIG_RESET_CHUNK_BITS == 8, "zero_chunk writes 256 bytes");
+static void zero_chunk(void *p)
+{
+    volatile u64 *w = p; /* volatile: keep the stores, no call to memset */
+    w[0] = 0; w[1] = 0; w[2] = 0; w[3] = 0; w[4] = 0; w[5] = 0; w[6] = 0; w[7] = 0;
+    w[8] = 0; w[9] = 0; w[10] = 0; w[11] = 0; w[12] = 0; w[13] = 0; w[14] = 0; w[15] = 0;
+    w[16] = 0; w[17] = 0; w[18] = 0; w[19] = 0; w[20] = 0; w[21] = 0; w[22] = 0; w[23] = 0;
+    w[24] = 0; w[25] = 0; w[26] = 0; w[27] = 0; w[28] = 0; w[29] = 0; w[30] = 0; w[31] = 0;
+}
+
 static cap_t untyped_set_free_index(cap_t c, word_t free_index)
 {
     c.w1 = free_index; /* cap.h: w1 of an untyped cap is the watermark */
@@ -160,7 +173,7 @@ static bool reset_untyped(cte_t *slot)
      * entry keeps zeroing only while no interrupt is pending. */
     word_t offset = ALIGN_DOWN(used - 1, RESET_CHUNK);
     for (word_t n = 0; n < BIT(MAX_UNTYPED_BITS - CONFIG_RESET_CHUNK_BITS); n++) {
-        memset(paddr_to_kptr(base + offset), 0, RESET_CHUNK);
+        zero_chunk(paddr_to_kptr(base + offset));
         slot->cap = untyped_set_free_index(slot->cap, offset);
         if (offset == 0)
             return true;

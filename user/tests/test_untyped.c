@@ -755,6 +755,103 @@ KTEST(untyped, reset_zeroes_memory_that_was_in_use)
     KASSERT_EQ(seL4_RISCV_Page_Unmap(f), seL4_NoError);
 }
 
+/* ---- children, deletion, revocation, copies ---------------------------- */
+
+KTEST(untyped, reset_again_once_all_children_are_gone)
+{
+    seL4_CPtr ut = carve(16);
+    seL4_CPtr s = alloc_slots(3);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s, 1));
+    seL4_Word base = frame_paddr(s);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s + 1, 1));
+    KASSERT_EQ(frame_paddr(s + 1), base + 4096);
+    /* Deleting the first leaves a child: allocation continues at the watermark. */
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, s, 64), seL4_NoError);
+    KASSERT_EQ(available(ut, 16), (1ul << 16) - 8192);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s, 1));
+    KASSERT_EQ(frame_paddr(s), base + 8192);
+    /* No children left: the next retype resets and starts at the base. */
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, s, 64), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, s + 1, 64), seL4_NoError);
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 16, s, 2), 1ul << 16);
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s + 2, 1));
+    KASSERT_EQ(frame_paddr(s + 2), base);
+    KASSERT_EQ(available(ut, 16), (1ul << 16) - 4096);
+}
+
+KTEST(untyped, reuse_after_revoke)
+{
+    seL4_CPtr ut = carve(16);
+    seL4_CPtr cn = alloc_slot(), f = alloc_slot(), tcb = alloc_slot();
+    /* A CNode full of caps, a TCB and a frame full of data. */
+    EXPECT_OK(retype_to(ut, seL4_CapTableObject, 4, cn, 1));
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 0, 16));
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, tcb, 1));
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, f, 1));
+    seL4_Word pa = frame_paddr(f);
+    volatile uint64_t *p = map_frame(f, MAP_WINDOW + 0x1000);
+    for (int w = 0; w < 512; w++)
+        p[w] = ~0ul - (uint64_t)w;
+    /* Revoke: every object made from the untyped goes, mapping included. */
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(cn), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(tcb), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(f), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(ut), TAG_UNTYPED);
+    /* All of it is available again, and the same objects land in the same
+     * places, in zeroed memory: the new CNode's 16 slots are empty (a retype
+     * into all of them succeeds) and the frame reads as zeros. */
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 16, cn, 2), 1ul << 16);
+    EXPECT_OK(retype_to(ut, seL4_CapTableObject, 4, cn, 1));
+    EXPECT_OK(retype(ut, ROOT, seL4_EndpointObject, 0, cn, 64, 0, 16));
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, tcb, 1));
+    EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, f, 1));
+    KASSERT_EQ(frame_paddr(f), pa);
+    p = map_frame(f, MAP_WINDOW + 0x1000);
+    for (int w = 0; w < 512; w++)
+        KASSERT_MSG(p[w] == 0, "word %d of the reused frame is %#lx", w, (unsigned long)p[w]);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(f), TAG_NULL);
+}
+
+KTEST(untyped, copy_takes_over_the_free_memory)
+{
+    seL4_CPtr ut = carve(14);
+    seL4_CPtr c = alloc_slot(), s = alloc_slots(3);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
+    /* An untyped with children cannot be copied. */
+    KASSERT_EQ(seL4_CNode_Copy(ROOT, c, 64, ROOT, ut, 64, seL4_AllRights), seL4_RevokeFirst);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, s, 64), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Copy(ROOT, c, 64, ROOT, ut, 64, seL4_AllRights), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(c), TAG_UNTYPED);
+    /* The original is marked full and has a child (the copy): nothing left. */
+    expect_no_mem(retype_to(ut, seL4_EndpointObject, 0, s, 1), 0);
+    /* The copy resets, then allocates from its own watermark. */
+    EXPECT_OK(retype_to(c, seL4_EndpointObject, 0, s, 1));
+    EXPECT_OK(retype_to(c, seL4_EndpointObject, 0, s + 1, 1));
+    KASSERT_EQ(available(c, 14), (1ul << 14) - 32);
+    /* Revoking the original removes the copy and its objects. */
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(c), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_NULL);
+    expect_no_mem(retype_to(ut, seL4_UntypedObject, 14, s, 2), 1ul << 14);
+}
+
+KTEST(untyped, moved_untyped_keeps_its_children)
+{
+    seL4_CPtr ut = carve(14);
+    seL4_CPtr m = alloc_slot(), s = alloc_slots(2);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
+    KASSERT_EQ(seL4_CNode_Move(ROOT, m, 64, ROOT, ut, 64), seL4_NoError);
+    /* Still has a child: allocation continues at the watermark, no reset. */
+    EXPECT_OK(retype_to(m, seL4_EndpointObject, 0, s + 1, 1));
+    KASSERT_EQ(available(m, 14), (1ul << 14) - 32);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, m, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_NULL);
+}
+
 /* ---- device untypeds ------------------------------------------------- */
 
 KTEST(untyped, device_untyped_gives_frames_and_untypeds_only)
@@ -835,4 +932,68 @@ KTEST(untyped, reset_of_a_big_untyped_is_preempted)
     KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
     /* Completed correctly: the endpoint is at the base, the rest is free. */
     KASSERT_EQ(available(ut, bits), (1ul << bits) - 16);
+}
+
+/* ---- all of memory ---------------------------------------------------- */
+
+/* Fill an untyped of 2^bits bytes completely with objects of one type: the
+ * biggest frames that fit, else 64 KiB CNodes, TCBs or endpoints. Returns
+ * the number of caps made. */
+static seL4_Word fill_untyped(seL4_CPtr ut, seL4_Word bits)
+{
+    seL4_Word type, size_bits = 0, obj_bits;
+    if (bits >= 30) {
+        type = seL4_RISCV_Giga_Page, obj_bits = 30;
+    } else if (bits >= 21) {
+        type = seL4_RISCV_Mega_Page, obj_bits = 21;
+    } else if (bits >= 16) {
+        type = seL4_CapTableObject, size_bits = 11, obj_bits = 16;
+    } else if (bits >= 11) {
+        type = seL4_TCBObject, obj_bits = 11;
+    } else {
+        type = seL4_EndpointObject, obj_bits = 4;
+    }
+    seL4_Word total = 1ul << (bits - obj_bits), made = 0;
+    while (made < total) {
+        seL4_Word n = total - made > 256 ? 256 : total - made;
+        EXPECT_OK(retype_to(ut, type, size_bits, alloc_slots(n), n));
+        made += n;
+    }
+    return made;
+}
+
+KTEST(untyped, retype_all_of_memory_revoke_and_again)
+{
+    /* Start from nothing: revoke every RAM untyped (this also removes what
+     * the tests before made from them). */
+    for (seL4_Word i = 0; i < n_untypeds(); i++)
+        if (!ut_desc(i)->isDevice)
+            KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut_slot(i), 64), seL4_NoError);
+    slot_cursor = 0;
+    /* 1. Every byte of RAM into objects. */
+    seL4_Word caps = 0, bytes = 0;
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        if (ut_desc(i)->isDevice)
+            continue;
+        seL4_Word bits = ut_desc(i)->sizeBits;
+        caps += fill_untyped(ut_slot(i), bits);
+        bytes += 1ul << bits;
+        KASSERT_EQ(available(ut_slot(i), bits), 0);
+    }
+    KASSERT(caps > 0 && bytes > (1ul << 29));
+    /* 2. Revoke everything; every boot untyped, RAM and device, again
+     * becomes one object of its full size: no memory was lost. */
+    for (seL4_Word i = 0; i < n_untypeds(); i++) {
+        seL4_CPtr ut = ut_slot(i);
+        seL4_Word bits = ut_desc(i)->sizeBits;
+        KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+        seL4_CPtr s = alloc_slot();
+        EXPECT_OK(retype_to(ut, seL4_UntypedObject, bits, s, 1));
+        KASSERT_EQ(available(ut, bits), 0);
+        /* Leave the untyped as boot left it for the suites that follow. */
+        KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+        KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_NULL);
+    }
+    slot_cursor = 0;
+    pool_index = ~0ul;
 }
