@@ -564,6 +564,28 @@ KTEST(untyped, occupied_destination_is_delete_first)
     EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 3));
 }
 
+KTEST(untyped, retype_by_send_and_nbsend)
+{
+    /* Send and NBSend perform the invocation too; they just get no reply. */
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr s = alloc_slots(3);
+    seL4_Word mrs[6] = {seL4_EndpointObject, 0, 0, 0, s, 1};
+    for (int i = 0; i < 6; i++)
+        seL4_SetMR(i, mrs[i]);
+    seL4_SetCap(0, ROOT);
+    seL4_Send(ut, seL4_MessageInfo_new(UntypedRetype, 0, 1, 6));
+    KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
+    seL4_SetMR(4, s + 1);
+    seL4_NBSend(ut, seL4_MessageInfo_new(UntypedRetype, 0, 1, 6));
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 1), TAG_ENDPOINT);
+    /* A failing Send changes nothing and writes nothing back. */
+    seL4_SetMR(0, 99);
+    seL4_SetMR(4, s + 2);
+    seL4_Send(ut, seL4_MessageInfo_new(UntypedRetype, 0, 1, 6));
+    KASSERT_EQ(seL4_DebugCapIdentify(s + 2), TAG_NULL);
+    KASSERT_EQ(available(ut, 12), 4096 - 32);
+}
+
 /* ---- memory --------------------------------------------------------- */
 
 KTEST(untyped, not_enough_memory_reports_bytes_available)
