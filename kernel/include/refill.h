@@ -109,12 +109,20 @@ bool refill_sufficient(const struct sched_context *sc, u64 usage);
  * is not ready). */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
-/* A thread of this context becomes runnable, or the context is switched to:
- * if the head is ready it starts now (its release moves to `now`, so the time
- * it comes back is measured from its real use) and refills that would become
- * available before it runs out are merged into it. Only for sporadic-flagged,
- * non-round-robin contexts (a constant-bandwidth context keeps its release
- * times). Returns true when the head changed (reprogram the timer). */
+/* The context starts being used at `now`: if the head is ready, its release
+ * moves up to `now` (so what is cut from it comes back one period after its
+ * real use) and refills that would be released before it runs out are merged
+ * into it. Nothing for round robin. Returns true when the head changed
+ * (reprogram the timer).
+ * When to call it (the scheduler's choice, mcs-kernel.md §5.8):
+ *  - whenever the context becomes the current one (an SC switch) and when a
+ *    thread of it becomes runnable: this gives the sliding window of
+ *    refill.h's top comment (tests/test_refill_model.py, "switch" protocol);
+ *  - mainline seL4 calls it only when a thread becomes runnable for
+ *    sporadic-flagged contexts, and only at the SC switch for the others
+ *    (constant bandwidth). A thread preempted and resumed without the call
+ *    keeps the head's earlier release, so chunks used after the preemption
+ *    come back early and the window bound weakens (docs/scheduling.md). */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
 /* seL4_Yield after consuming `usage`: round robin refills the slice; a
