@@ -238,16 +238,11 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
      * slot that (index, depth) names from the root (a target lookup). */
     cap_t node = root;
     if (node_depth != 0) {
-        if (cap_type(root) != CAP_CNODE) {
-            struct lookup_failure f = {LOOKUP_INVALID_ROOT, 0, 0, 0};
-            return failed_lookup_error(false, &f);
-        }
-        if (node_depth > 64)
-            return range_error(1, 64);
-        struct lookup_result r = lookup_slot_for_cnode_op(root, node_index, node_depth);
-        if (!r.slot)
-            return failed_lookup_error(false, &r.failure);
-        node = r.slot->cap;
+        cte_t *node_slot;
+        struct syscall_error e = lookup_slot_checked(false, root, node_index, node_depth, &node_slot);
+        if (e.code != ERR_NONE)
+            return e;
+        node = node_slot->cap;
     }
     if (cap_type(node) != CAP_CNODE) {
         struct lookup_failure f = {LOOKUP_MISSING_CAPABILITY, node_depth, 0, 0};
