@@ -5,23 +5,27 @@ tests/host/refill_harness.c, which keeps a scheduling context in a heap block
 of exactly the object's size and runs the operations named on its stdin.
 
 Hypothesis drives it with thousands of random scheduler histories (configure,
-run and charge, overrun, block and unblock, yield, reconfigure, idle) that
-follow the scheduler's protocol (mcs-kernel.md §5.8: a thread runs only with a
-ready and sufficient head; refill_unblock_check when its context is switched
-to; charges at kernel entries, at most one kernel entry past the budget
-expiry). After every operation it checks:
+run and charge, overrun, block and wake, preemption, yield, reconfigure,
+idle) that follow the scheduler's protocol (mcs-kernel.md §5.8): a thread runs
+only with a ready and sufficient head (it waits in the release queue
+otherwise, released by a kernel entry up to one kernel WCET early: the ready
+slack); charges come at kernel entries, the last one at most one kernel entry
+(the kernel WCET, 10 us) past the budget expiry; refill_unblock_check runs
+whenever the context becomes current ("switch" protocol, thesis §5.8) or only
+when a blocked thread wakes ("wake", mainline seL4's sporadic flag). After
+every operation it checks:
 
 * agreement with `Model`, a list-based reference model in Python: every
   return value, ready/sufficient decision and every release time and amount;
 * the ring invariants: 1 <= size <= max <= capacity of the object, release
   times non-decreasing from head to tail, amounts summing to the budget, the
-  head at least MIN_BUDGET, the head ending before the next release;
-* for sporadic contexts, the sliding window: in any window of one period
-  the context runs at most budget + TOLERANCE, TOLERANCE being the longest
-  overrun the history allows (one kernel entry, the kernel WCET) plus the
-  ready slack (a refill due within one kernel WCET counts as released);
-  for constant-bandwidth contexts (sporadic flag clear), at most twice the
-  budget plus the same tolerance;
+  head at least MIN_BUDGET, the head ending before the next release (and
+  refill_valid() agrees);
+* under the "switch" protocol, the sliding window: in any window of one
+  period (from the last reconfiguration on) the context runs at most its
+  budget plus one overrun; the worked example test_overrun_tolerance_is_reached
+  shows the tolerance is needed, and test_starved_context_catches_up_... why
+  the "wake" protocol has no such bound;
 * a reconfiguration never makes more time available at once than the old
   head held.
 """
@@ -158,7 +162,7 @@ class Model:
     def new(self, max_refills, budget, period, now, sporadic=None):
         rr = period in (0, budget)
         self.budget, self.period = budget, 0 if rr else period
-        self.max = 2 if rr else min(max_refills, U32_MAX)
+        self.max = 2 if rr else min(max(max_refills, 2), U32_MAX)
         self.r = [[now, budget]] + ([[now, 0]] if rr else [])
         if sporadic is not None:
             self.sporadic = sporadic
@@ -170,7 +174,7 @@ class Model:
         t, a = self.r[0]
         t = max(t, now)
         self.budget, self.period = budget, 0 if rr else period
-        self.max = 2 if rr else min(max_refills, U32_MAX)
+        self.max = 2 if rr else min(max(max_refills, 2), U32_MAX)
         if a >= budget:
             self.r = [[t, budget]] + ([[t, 0]] if rr else [])
         else:

@@ -21,9 +21,12 @@
  *    time slice, the tail what has been used of it; the slice is refilled as
  *    soon as it falls below MIN_BUDGET. No release times, no window.
  *  - sporadic (budget < period): a sporadic server. In any window of one
- *    period the context gets at most its budget, plus the overrun of one
- *    kernel entry past the budget expiry and the ready slack (see
- *    docs/scheduling.md for the tolerance the tests establish).
+ *    period the context runs at most its budget plus one overrun (the
+ *    kernel entry that notices the budget expiry runs on past it), provided
+ *    the scheduler calls refill_unblock_check whenever the context becomes
+ *    current (docs/scheduling.md "Refills"; tests/test_refill_model.py
+ *    checks this over thousands of random histories and shows the
+ *    tolerance is reached).
  *
  * Preconditions (the ConfigureFlags checks establish them): MIN_BUDGET <=
  * budget <= period (or period 0), 2 <= max_refills <= refill_capacity(size),

@@ -41,7 +41,12 @@ static u32 clamp_max(word_t max_refills)
 {
     /* refill_max is a u32: a ring of 2^32 - 1 refills is far more than any
      * context needs, so a larger request (possible only for objects over
-     * 2^36 bytes) uses that many and leaves the rest of the object unused. */
+     * 2^36 bytes) uses that many and leaves the rest of the object unused.
+     * Fewer than two is never asked for (ConfigureFlags adds two to
+     * extra_refills) and every object holds two; with one, a split would
+     * have to merge the used chunk into the head itself. */
+    if (max_refills < REFILL_MIN_REFILLS)
+        return REFILL_MIN_REFILLS;
     return max_refills > 0xffffffffu ? 0xffffffffu : (u32)max_refills;
 }
 
