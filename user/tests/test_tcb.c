@@ -1317,3 +1317,67 @@ KTEST(tcb, disabling_own_fpu_takes_effect_at_once)
     KASSERT_EQ(fp_out[1], fp_in[1]);
     stop_children();
 }
+
+/* ---- children that invoke ------------------------------------------ */
+
+static volatile seL4_Word result_word;
+
+/* YieldTo needs the caller's MCP to be at least the target's priority. */
+static void child_yield_to(seL4_Word sc, seL4_Word self)
+{
+    seL4_SchedContext_YieldTo_t r = seL4_SchedContext_YieldTo(sc);
+    result_word = (seL4_Word)r.error + 1;
+    child_exit(self);
+}
+
+KTEST(sched, yield_to_needs_mcp_of_the_target_priority)
+{
+    stop_children();
+    child_t *c = new_child(255); /* MCP 0 */
+    seL4_CPtr t = make_tcb();
+    seL4_CPtr sc = make_sc(7);
+    KASSERT_EQ(seL4_TCB_SetPriority(t, SELF, 5), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(sc, t), seL4_NoError);
+    result_word = 0;
+    start_child(c, child_yield_to, sc, c->tcb, true);
+    KASSERT(wait_for(&result_word, seL4_IllegalOperation + 1));
+    /* with MCP 5 it is allowed */
+    KASSERT_EQ(seL4_TCB_SetMCPriority(c->tcb, SELF, 5), seL4_NoError);
+    result_word = 0;
+    start_child(c, child_yield_to, sc, c->tcb, true);
+    KASSERT(wait_for(&result_word, seL4_NoError + 1));
+    KASSERT_EQ(seL4_SchedContext_Unbind(sc), seL4_NoError);
+    stop_children();
+}
+
+static seL4_UserContext child_read_out;
+
+/* Reads all 32 registers of another thread: MR4 and up arrive in the IPC
+ * buffer the kernel knows for this thread. */
+static void child_read_registers(seL4_Word target, seL4_Word self)
+{
+    seL4_Error e = seL4_TCB_ReadRegisters(target, true, 0, 32, &child_read_out);
+    result_word = (seL4_Word)e + 1;
+    child_exit(self);
+}
+
+KTEST(tcb, thread_with_an_ipc_buffer_gets_long_replies)
+{
+    stop_children();
+    child_t *spin = new_child(255);
+    child_t *reader = new_child(255);
+    start_child(spin, (void (*)(seL4_Word, seL4_Word))reg_child, 0, 0, true);
+    yield_n(3);
+    /* The reader shares the root's IPC buffer (the library's buffer pointer
+     * is a global); the root does not use it while the reader runs. */
+    KASSERT_EQ(seL4_TCB_SetIPCBuffer(reader->tcb, (seL4_Word)kairos_bootinfo()->ipcBuffer, seL4_CapInitThreadIPCBuffer),
+               seL4_NoError);
+    result_word = 0;
+    start_child(reader, child_read_registers, spin->tcb, reader->tcb, true);
+    KASSERT(wait_for(&result_word, seL4_NoError + 1));
+    KASSERT_EQ(child_read_out.pc, (seL4_Word)reg_child_spin);
+    KASSERT_EQ(child_read_out.s0, 0x1004);
+    KASSERT_EQ(child_read_out.a0, 0x1010);
+    KASSERT_EQ(child_read_out.t6, 0x101e);
+    stop_children();
+}
