@@ -22,8 +22,10 @@ void thread_set_state(struct tcb *t, enum thread_state s);
  * its full budget back and others of equal priority run first. */
 void sched_enqueue(struct tcb *t);
 void sched_dequeue(struct tcb *t);
-/* Put a schedulable, non-current t at the head of its queue (YieldTo). */
-void sched_enqueue_front(struct tcb *t);
+/* SchedContext_YieldTo: put target at the head of its queue; if its
+ * priority is at least the current thread's, the current thread yields to
+ * it (and runs right after it). */
+void sched_yield_to(struct tcb *target);
 /* seL4's suspend: cancel what t was doing and make it inactive. A running
  * thread continues after its ecall (or interrupted instruction) if resumed. */
 void thread_suspend(struct tcb *t);

@@ -131,12 +131,18 @@ void sched_enqueue(struct tcb *t)
     queue_insert(t, false);
 }
 
-void sched_enqueue_front(struct tcb *t)
+void sched_yield_to(struct tcb *target)
 {
-    if (t != current_thread && thread_is_schedulable(t)) {
-        sched_dequeue(t);
-        queue_insert(t, true);
-    }
+    struct tcb *cur = current_thread;
+    if (target == cur || !thread_is_schedulable(target))
+        return;
+    sched_dequeue(target);
+    /* At or above the caller's priority the target runs first and the
+     * caller right after it (both at the heads of their queues); below it,
+     * the target is merely first among its equals. */
+    if (cur && target->priority >= cur->priority && !cur->in_ready_queue && thread_is_schedulable(cur))
+        queue_insert(cur, true);
+    queue_insert(target, true);
 }
 
 void sched_dequeue(struct tcb *t)

@@ -190,11 +190,7 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv)
          * and, at the caller's priority or above, runs before the caller.
          * The consumed time is reported now rather than when the caller next
          * runs (the scheduling issue completes YieldTo). */
-        if (thread_is_schedulable(t) && t != current_thread) {
-            sched_enqueue_front(t);
-            if (t->priority >= inv->caller->priority)
-                sched_enqueue(inv->caller);
-        }
+        sched_yield_to(t);
         reply_consumed(sc, inv);
         return no_error();
     }

@@ -202,7 +202,8 @@ static struct syscall_error decode_read_registers(struct invocation *inv, struct
     if (inv->call) {
         /* Without an IPC buffer only MR0-MR3 exist; reply_success then
          * reports length 4. */
-        for (word_t k = 0; k < count; k++)
+        /* count <= 32 was checked; the constant bound makes it visible to the analyser. */
+        for (word_t k = 0; k < NUM_USER_REGS && k < count; k++)
             set_mr(caller, k, get_user_reg(target, k));
         inv->n_reply = count;
     }
@@ -220,9 +221,8 @@ static struct syscall_error decode_write_registers(struct invocation *inv, struc
         return error0(ERR_TRUNCATED_MESSAGE);
     if (target == caller)
         return error0(ERR_ILLEGAL_OPERATION);
-    if (count > NUM_USER_REGS)
-        count = NUM_USER_REGS; /* seL4 writes at most the 32 it knows */
-    for (word_t k = 0; k < count; k++)
+    /* seL4 writes at most the 32 registers it knows (count > 32 is no error). */
+    for (word_t k = 0; k < NUM_USER_REGS && k < count; k++)
         set_user_reg(target, k, get_mr(caller, 2 + k));
     restart_at_fault_ip(target);
     if (flags & 1)

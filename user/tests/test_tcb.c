@@ -1381,3 +1381,22 @@ KTEST(tcb, thread_with_an_ipc_buffer_gets_long_replies)
     KASSERT_EQ(child_read_out.t6, 0x101e);
     stop_children();
 }
+
+KTEST(sched, yield_to_runs_an_equal_priority_target_first)
+{
+    stop_children();
+    child_t *eq = new_child(255);
+    child_t *low = new_child(100);
+    flag_word = 0;
+    start_child(low, child_set_flag, 1, low->tcb, true);
+    start_child(eq, child_set_flag, 2, eq->tcb, true);
+    /* a lower-priority target only moves to the head of its queue */
+    seL4_SchedContext_YieldTo_t r = seL4_SchedContext_YieldTo(low->sc);
+    KASSERT_EQ(r.error, seL4_NoError);
+    KASSERT_EQ(flag_word, 0);
+    /* an equal-priority one runs before the call returns */
+    r = seL4_SchedContext_YieldTo(eq->sc);
+    KASSERT_EQ(r.error, seL4_NoError);
+    KASSERT_EQ(flag_word, 2);
+    stop_children();
+}
