@@ -194,6 +194,18 @@ void unmap_page_table(word_t asid, vaddr_t vaddr, paddr_t pt)
     vspace_update_table_entry(slot, 0, asid);
 }
 
+/* A counted loop of 512 stores (gcc must not turn it into a memset call:
+ * the WCET analyser bounds this loop directly). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+void vspace_clear_page(void *page)
+{
+    u64 *w = (u64 *)page;
+    for (word_t i = 0; i < PT_ENTRIES; i++)
+        w[i] = 0;
+}
+
 bool frame_cap_ok_for_ipc_buffer(cap_t c)
 {
     return cap_type(c) == CAP_FRAME && !cap_frame_is_device(c);

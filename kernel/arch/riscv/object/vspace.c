@@ -12,7 +12,6 @@
 #include <cdt.h>
 #include <cspace.h>
 #include <invocation.h>
-#include <string.h>
 
 static struct syscall_error invalid_root_error(void)
 {
@@ -38,7 +37,7 @@ static void perform_page_table_unmap(cte_t *slot)
         /* seL4 clears the table: frames and tables below it are no longer
          * reachable through it (their caps keep stale mapping records, which
          * unmap_page and unmap_page_table recognise). 512 stores: bounded. */
-        memset(pt_kptr(cap_obj(c)), 0, 1ul << PAGE_TABLE_BITS);
+        vspace_clear_page(pt_kptr(cap_obj(c)));
     }
     slot->cap = cap_clear_mapping(c);
 }
@@ -207,7 +206,7 @@ static struct syscall_error decode_asid_control(struct invocation *inv)
      * so it cannot be retyped while the pool exists), the pool starts empty. */
     paddr_t pool = cap_obj(untyped);
     parent->cap.w1 = 1ul << ASID_POOL_BITS; /* cap.h: an untyped's w1 is its watermark */
-    memset(paddr_to_kptr(pool), 0, 1ul << ASID_POOL_BITS);
+    vspace_clear_page(paddr_to_kptr(pool));
     cte_insert(cap_asid_pool(pool, pool_number << ASID_LOW_BITS), parent, dest);
     asid_register_pool(pool_number, pool);
     return no_error();

@@ -116,6 +116,9 @@ void delete_asid_pool(word_t base, paddr_t pool);
 /* TLB maintenance for one ASID (all its non-global entries). */
 void vspace_flush_asid(word_t asid);
 
+/* Zero one 4 KiB page-table or ASID-pool object (512 stores). */
+void vspace_clear_page(void *page);
+
 /* ---- for the TCB code ---- */
 /* Can this cap back an IPC buffer? A frame, and not device memory
  * (seL4's checkValidIPCBuffer; the caller checks the 1 KiB alignment). */
