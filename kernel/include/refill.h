@@ -21,8 +21,9 @@
  *    time slice, the tail what has been used of it; the slice is refilled as
  *    soon as it falls below MIN_BUDGET. No release times, no window.
  *  - sporadic (budget < period): a sporadic server. In any window of one
- *    period the context runs at most its budget plus one overrun (the
- *    kernel entry that notices the budget expiry runs on past it), provided
+ *    period the context runs at most its budget plus one kernel WCET (the
+ *    larger of the overrun, the kernel entry that notices the budget expiry
+ *    running on past it, and the ready slack below), provided
  *    the scheduler calls refill_unblock_check whenever the context becomes
  *    current (docs/scheduling.md "Refills"; tests/test_refill_model.py
  *    checks this over thousands of random histories and shows the
