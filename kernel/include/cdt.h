@@ -69,4 +69,13 @@ static inline cap_t cap_zombie_set_number(cap_t c, word_t n)
 /* First slot of the object a zombie names (a CNode's slot 0, a TCB's slots[0]). */
 cte_t *zombie_slots(cap_t z);
 
+#if CONFIG_INVARIANT_CHECKS
+/* For the invariant checker: per-slot derivation-tree facts (NULL if they
+ * hold, else what is wrong), and the length of the list from a head slot
+ * (prev = 0), counting at most limit + 1. Every non-empty slot must be on
+ * exactly one list: the lengths from all heads add up to the number of caps. */
+const char *cdt_check_slot(const cte_t *s);
+word_t cdt_list_length(const cte_t *head, word_t limit);
+#endif
+
 #endif

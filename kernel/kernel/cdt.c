@@ -293,3 +293,53 @@ void cte_delete_one(cte_t *slot)
     kassert(removable(fr.remainder, slot));
     empty_slot(slot);
 }
+
+#if CONFIG_INVARIANT_CHECKS
+/* Derivation-tree facts the invariant checker (kernel/kernel/invariants.c)
+ * verifies for each slot, beyond link symmetry: a CNode cap's guard and
+ * radix are well formed; a zombie names no more slots than its object has
+ * and really is the last reference to that object (no live CNode or TCB cap
+ * to it next to it); no slot links to itself. NULL when all hold. */
+const char *cdt_check_slot(const cte_t *s)
+{
+    cap_t c = s->cap;
+    if (cap_is_null(c))
+        return NULL;
+    if (mdb_next(s) == s || mdb_prev(s) == s)
+        return "derivation tree: slot linked to itself";
+    switch (cap_type(c)) {
+    case CAP_CNODE: {
+        word_t radix = cap_cnode_radix(c), gs = cap_cnode_guard_size(c);
+        if (radix < 1 || radix + gs > 64 || (gs < 64 && (cap_cnode_guard(c) >> gs) != 0))
+            return "CNode cap with a malformed radix or guard";
+        return NULL;
+    }
+    case CAP_ZOMBIE: {
+        word_t slots = cap_zombie_is_tcb(c) ? TCB_NUM_SLOTS : (1ul << cap_zombie_radix(c));
+        if (cap_zombie_number(c) > slots)
+            return "zombie names more slots than its object has";
+        const cte_t *nb[2] = {mdb_prev(s), mdb_next(s)};
+        for (int i = 0; i < 2; i++) {
+            if (!nb[i])
+                continue;
+            enum cap_type t = cap_type(nb[i]->cap);
+            if ((t == CAP_CNODE || t == CAP_THREAD || t == CAP_ZOMBIE) && cap_obj(nb[i]->cap) == cap_obj(c))
+                return "zombie is not the last reference to its object";
+        }
+        return NULL;
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* Number of slots on the list starting at head, counting at most limit + 1
+ * (so a cycle shows up as a count above the number of caps). */
+word_t cdt_list_length(const cte_t *head, word_t limit)
+{
+    word_t n = 0;
+    for (const cte_t *c = head; c && n <= limit; c = mdb_next(c))
+        n++;
+    return n;
+}
+#endif

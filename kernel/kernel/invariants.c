@@ -139,10 +139,23 @@ void invariants_check(const char *when)
     debug_counters[COUNTER_INVARIANT_CHECKS]++;
     word_t n_untypeds = 0;
     bool all_untypeds = !overflowed;
+    /* CDT (cdt.c): per-slot facts, and no cycles: the lists from all heads
+     * hold every cap exactly once. */
+    word_t total_slots = 0, n_caps = 0, on_lists = 0;
+    for (word_t a = 0; a < n_arrays; a++)
+        total_slots += arrays[a].n;
     for (word_t a = 0; a < n_arrays; a++) {
         for (word_t i = 0; i < arrays[a].n; i++) {
             const cte_t *s = &arrays[a].slots[i];
             check_links(when, s);
+            const char *cdt_fault = cdt_check_slot(s);
+            if (cdt_fault)
+                violation(when, cdt_fault, s);
+            if (!cap_is_null(s->cap)) {
+                n_caps++;
+                if (!mdb_prev(s))
+                    on_lists += cdt_list_length(s, total_slots);
+            }
             if (cap_type(s->cap) == CAP_UNTYPED) {
                 check_untyped_children(when, s);
                 if (n_untypeds < MAX_UNTYPEDS)
@@ -152,6 +165,8 @@ void invariants_check(const char *when)
             }
         }
     }
+    if (!overflowed && n_arrays > 0 && on_lists != n_caps)
+        violation(when, "derivation tree: a cycle, or caps on no list", &arrays[0].slots[0]);
     if (!all_untypeds)
         return; /* coverage needs every untyped; skip rather than report falsely */
     for (word_t a = 0; a < n_arrays; a++)
