@@ -489,7 +489,12 @@ class Sim:
             s = parse_state(line)
             m.r, m.period, m.budget, m.max, m.sporadic = self.snap[i]
             where = f"step {i} ({self.cmds[i]}, {label})"
-            check_state(s, m, self.size_bits, now, ret, where)
+            try:
+                check_state(s, m, self.size_bits, now, ret, where)
+            except AssertionError as e:
+                # The script reproduces it: feed it to the harness.
+                raise AssertionError(f"{e}\nharness script:\nT {self.hz}\n"
+                                     + "\n".join(self.cmds[:i + 1])) from None
 
 
 def windows_ok(sim: Sim, tolerance: int):
@@ -591,6 +596,11 @@ def test_capacity(harness):
     ring of a 2^7 object holds exactly MIN_REFILLS."""
     out = harness.run([f"K {b}" for b in (7, 8, 9, 10, 38)])
     assert [int(x) for x in out] == [2, 10, 26, 58, (2**38 - 96) // 16]
+
+
+def test_at_least_two_refills(harness):
+    s = script(harness, "N 8 1 1000 10000 1 0", "N 8 0 1000 10000 1 0")
+    assert s[0].max == 2 and s[1].max == 2
 
 
 def test_new_sporadic_and_round_robin(harness):
