@@ -106,8 +106,9 @@ bool refill_sufficient(const struct sched_context *sc, u64 usage);
 
 /* Charge `usage` ticks, consumed up to `now`, to the context. Whole refills
  * used up go one period on; a partly used head is split; time used past the
- * last available refill (an overrun) delays the next one. Afterwards the head
- * holds at least MIN_BUDGET. Returns true when the head was used up (round
+ * end of the released refills (an overrun) is cut off the next refill and
+ * delays the rest of it. Afterwards the head holds at least MIN_BUDGET and
+ * ends before the next refill's release. Returns true when the head was used up (round
  * robin: the time slice ended and was refilled; sporadic: the context must go
  * to the back of its priority's queue, or to the release queue if the new head
  * is not ready). */
