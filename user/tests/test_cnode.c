@@ -522,6 +522,15 @@ KTEST(cnode, endpoint_badges_and_rights)
     EXPECT_ERR0(raw_mint(ROOT, 6, x, b5, ALL, 5), seL4_IllegalOperation);
     EXPECT_ERR0(raw_mint(ROOT, 6, x, b5, ALL, 6), seL4_IllegalOperation);
     EXPECT_ERR0(raw_mint(ROOT, 6, x, b5, ALL, 0), seL4_IllegalOperation);
+    /* Mint steps 4-7 as Copy's: length < 4 or no extra cap, destination
+     * occupied, source lookup, empty source. */
+    seL4_Word mt[8] = {x, D, ep, D, ALL, 1, 0, 0};
+    EXPECT_ERR0(call(ROOT, CNodeMint, 3, 1, ROOT, 0, mt), seL4_TruncatedMessage);
+    EXPECT_ERR0(call(ROOT, CNodeMint, 6, 0, ROOT, 0, mt), seL4_TruncatedMessage);
+    EXPECT_ERR0(raw_mint(ROOT, 6, b5, ep, ALL, 1), seL4_DeleteFirst);
+    expect_invalid_root(call(ROOT, CNodeMint, 6, 1, ep, 0, mt), 1);
+    mt[3] = 70;
+    expect_range(call(ROOT, CNodeMint, 6, 1, ROOT, 0, mt), 1, 64);
     /* Mint length: < 6 is truncated (after the source checks). */
     EXPECT_ERR0(raw_mint(ROOT, 5, x, b5, ALL, 5), seL4_TruncatedMessage);
     expect_missing(raw_mint(ROOT, 5, x, c, ALL, 5), 1, 64);
@@ -1012,5 +1021,82 @@ KTEST(cnode, long_revoke_preempted)
     /* Complete: the whole untyped is free again. */
     seL4_CPtr whole = alloc_slot();
     KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_UntypedObject, 24, ROOT, 0, 0, whole, 1), seL4_NoError);
+    cleanup();
+}
+
+/* While a long delete is preempted, its slot holds a zombie another thread
+ * can see: it identifies as a zombie (tag 18), cannot be copied or minted
+ * (IllegalOperation) and cannot be invoked (InvalidCapability 0). A second
+ * thread of the same priority, sharing our IPC buffer, watches the slot; it
+ * runs whenever the delete is preempted at the end of our time slice. */
+#define TAG_ZOMBIE 18
+#define WATCHER_STACK_WORDS 2048
+static seL4_Word watcher_stack[WATCHER_STACK_WORDS] __attribute__((aligned(16)));
+static volatile seL4_Word z_seen, z_copy, z_mint, z_invoke, z_ident_after;
+static seL4_CPtr z_slot, z_dest;
+
+static void zombie_watcher(seL4_Word self, seL4_Word unused)
+{
+    (void)unused;
+    for (;;) {
+        if (seL4_DebugCapIdentify(z_slot) == TAG_ZOMBIE) {
+            z_copy = seL4_CNode_Copy(ROOT, z_dest, D, ROOT, z_slot, D, seL4_AllRights);
+            z_mint = seL4_CNode_Mint(ROOT, z_dest, D, ROOT, z_slot, D, seL4_AllRights, 0);
+            z_invoke = seL4_CNode_Delete(z_slot, 0, D);
+            z_ident_after = seL4_DebugCapIdentify(z_dest);
+            z_seen = 1;
+            seL4_TCB_Suspend(self);
+        }
+    }
+}
+
+static seL4_Word reg_gp(void)
+{
+    seL4_Word v;
+    __asm__ volatile("mv %0, gp" : "=r"(v));
+    return v;
+}
+
+static seL4_Word reg_tp(void)
+{
+    seL4_Word v;
+    __asm__ volatile("mv %0, tp" : "=r"(v));
+    return v;
+}
+
+KTEST(cnode, zombie_seen_mid_delete)
+{
+    start();
+    seL4_BootInfo *bi = kairos_bootinfo();
+    seL4_CPtr ut = carve(24);
+    seL4_CPtr tcb = make(ut, seL4_TCBObject, 0);
+    seL4_CPtr sc = make(ut, seL4_SchedContextObject, 8);
+    KASSERT_EQ(seL4_TCB_Configure(tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, (seL4_Word)bi->ipcBuffer,
+                                  seL4_CapInitThreadIPCBuffer),
+               seL4_NoError);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(bi->schedcontrol.start, sc, 1000, 1000, 0, 0, 0), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(sc, tcb), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetPriority(tcb, seL4_CapInitThreadTCB, 255), seL4_NoError);
+    for (int attempt = 0; attempt < 3 && !z_seen; attempt++) {
+        seL4_CPtr c = make(ut, seL4_CapTableObject, BIG - 1);
+        z_slot = c;
+        z_dest = alloc_slot();
+        z_seen = 0;
+        seL4_UserContext regs = {0};
+        regs.pc = (seL4_Word)zombie_watcher;
+        regs.sp = (seL4_Word)&watcher_stack[WATCHER_STACK_WORDS];
+        regs.gp = reg_gp();
+        regs.tp = reg_tp();
+        regs.a0 = tcb;
+        KASSERT_EQ(seL4_TCB_WriteRegisters(tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), seL4_NoError);
+        KASSERT_EQ(del(c), seL4_NoError);
+        KASSERT_EQ(seL4_TCB_Suspend(tcb), seL4_NoError);
+        KASSERT_EQ(ident(c), TAG_NULL);
+    }
+    KASSERT_MSG(z_seen, "the watcher never ran while the delete was preempted");
+    KASSERT_EQ(z_copy, seL4_IllegalOperation);
+    KASSERT_EQ(z_mint, seL4_IllegalOperation);
+    KASSERT_EQ(z_invoke, seL4_InvalidCapability);
+    KASSERT_EQ(z_ident_after, TAG_NULL);
     cleanup();
 }
