@@ -21,6 +21,10 @@ Format (TOML, parsed with ``tomllib``)::
     note = "free text"
 
     noreturn = ["panic"]           # (top level) functions that never return
+    preemption = ["preemption_point"]  # (top level) preemption-point functions:
+                                   # a loop whose every iteration calls one is
+                                   # bounded by 1 (interrupt assumed pending,
+                                   # so the first poll ends the operation)
     [constants]                    # symbols whose value is fixed at run time
     num_cpus = 1                   # (value of the 8-byte word at the symbol)
 
@@ -29,9 +33,12 @@ into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
 bottom (gcc's usual form) that is ``n``; with the test at the top it is
 ``n + 1``.  When unsure, give ``n + 1``: an over-estimate is safe.
 
-If several annotations match a loop in a context, the smallest ``max`` wins
-(each is a claimed upper bound).  An annotation that matches no loop is an
-error (it probably refers to code that changed).
+Annotations are used where the analyser finds no bound itself (an automatic
+bound is proven, and an annotation may be meant for another call site of the
+same code).  If several annotations match a loop in a context, the smallest
+``max`` wins (each is a claimed upper bound).  An annotation that matches no analysed loop
+is reported as a warning (it may refer to code that changed, or to code not
+reached from the analysed entries).
 """
 
 from __future__ import annotations
@@ -70,12 +77,14 @@ class LoopAnnotation:
 class Annotations:
     loops: list[LoopAnnotation] = field(default_factory=list)
     noreturn: set[str] = field(default_factory=set)
+    preemption: set[str] = field(default_factory=set)
     constants: dict[str, int] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
 
     def merge(self, other: "Annotations") -> None:
         self.loops.extend(other.loops)
         self.noreturn |= other.noreturn
+        self.preemption |= other.preemption
         self.constants.update(other.constants)
         self.paths.extend(other.paths)
 
@@ -98,7 +107,7 @@ def parse(text: str, path: str = "<annotations>") -> Annotations:
     except tomllib.TOMLDecodeError as exc:
         raise WcetError(f"{path}: invalid TOML: {exc}") from None
     ann = Annotations(paths=[path])
-    known = {"loop", "noreturn", "constants"}
+    known = {"loop", "noreturn", "constants", "preemption"}
     for k in data:
         if k not in known:
             raise WcetError(f"{path}: unknown key {k!r} (expected one of {', '.join(sorted(known))})")
@@ -145,6 +154,10 @@ def parse(text: str, path: str = "<annotations>") -> Annotations:
     if not isinstance(nr, list) or not all(isinstance(x, str) for x in nr):
         raise WcetError(f"{path}: noreturn must be a list of function names")
     ann.noreturn = set(nr)
+    pp = data.get("preemption", [])
+    if not isinstance(pp, list) or not all(isinstance(x, str) for x in pp):
+        raise WcetError(f"{path}: preemption must be a list of function names")
+    ann.preemption = set(pp)
     consts = data.get("constants", {})
     if not isinstance(consts, dict):
         raise WcetError(f"{path}: [constants] must be a table")

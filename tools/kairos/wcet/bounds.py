@@ -40,6 +40,8 @@ from kairos.wcet.isa import InstrClass
 from kairos.wcet.loops import Loop, LoopForest
 
 MAX_SIMULATED_ITERATIONS = 1 << 20
+#: Two far-apart symbolic stack bases (see ``BoundAnalysis._stack_relative``).
+SP_SEEDS = (0x3FFF_F000_0000_0000, 0x5A5A_0000_0000_1000)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,117 @@ def _branch_taken(mn: str, a: int, b: int) -> bool:
             "bltu": a < b, "bgeu": a >= b}[mn]
 
 
+# Symbolic-base values for the counted-loop method: (base, offset), base None
+# for a plain 64-bit constant, else the register whose value at *function
+# entry* the value is relative to (unknown but fixed, e.g. a pointer
+# argument or sp).  Comparisons of two values with the same base compare the
+# offsets (no wrap-around across the address space); anything that would need
+# the base's actual value is _Cannot.
+
+SymVal = tuple
+
+
+def _sv_eval(e: tuple, env: dict, load) -> SymVal:
+    k = e[0]
+    if k == "c":
+        return (None, e[1])
+    if k == "r":
+        if e[1] not in env:
+            raise _Cannot(f"register {e[1]} is neither known nor an induction variable")
+        return env[e[1]]
+    if k == "?":
+        raise _Cannot("unknown value")
+    if k == "ld":
+        a = _sv_eval(e[3], env, load)
+        if a[0] is not None:
+            raise _Cannot("load from a symbolic address")
+        return (None, load(a[1], e[1], e[2]) & MASK64)
+    if k == "sx32":
+        a = _sv_eval(e[1], env, load)
+        if a[0] is not None:
+            raise _Cannot("32-bit operation on a symbolic value")
+        return (None, _sx(a[1], 32) & MASK64)
+    a = _sv_eval(e[1], env, load)
+    b = _sv_eval(e[2], env, load)
+    if k == "add":
+        if a[0] is not None and b[0] is not None:
+            raise _Cannot("sum of two symbolic values")
+        base = a[0] if a[0] is not None else b[0]
+        off = a[1] + b[1]
+        return (base, off & MASK64 if base is None else _sx(off, 64))
+    if k == "sub":
+        if b[0] is None:
+            off = a[1] - b[1]
+            return (a[0], off & MASK64 if a[0] is None else _sx(off, 64))
+        if a[0] == b[0]:
+            return (None, (a[1] - b[1]) & MASK64)
+        raise _Cannot("difference of unrelated symbolic values")
+    if a[0] is not None or b[0] is not None:
+        raise _Cannot(f"{k} on a symbolic value")
+    return (None, _apply(k, a[1], b[1]) & MASK64)
+
+
+def _sv_taken(mn: str, a: SymVal, b: SymVal) -> bool:
+    if a[0] is None and b[0] is None:
+        return _branch_taken(mn, a[1], b[1])
+    if a[0] != b[0]:
+        raise _Cannot("comparison of a symbolic value with an unrelated one")
+    x, y = _sx(a[1], 64), _sx(b[1], 64)
+    return {"beq": x == y, "bne": x != y, "blt": x < y, "bge": x >= y, "bltu": x < y, "bgeu": x >= y}[mn]
+
+
+def symbolic_registers(func, image, seed: dict[int, int] | None = None) -> dict[int, dict[int, SymVal]]:
+    """Like ``cfg.constant_registers`` but every register unknown at function
+    entry is its own symbolic base: values are (base, offset) pairs."""
+    init: dict[int, SymVal] = {r: (r, 0) for r in range(1, 32)}
+    for r, v in (seed or {}).items():
+        init[r] = (None, v & MASK64)
+    if image.gp is not None:
+        init[3] = (None, image.gp & MASK64)
+    state_in: dict[int, dict[int, SymVal]] = {func.entry: init}
+    order = cfgmod._rpo(func.blocks, func.entry)
+    changed, rounds = True, 0
+    while changed and rounds < 50:
+        changed = False
+        rounds += 1
+        for bs in order:
+            if bs not in state_in:
+                continue
+            out = symbolic_out(func, bs, state_in[bs], image)
+            for t in func.blocks[bs].succs:
+                old = state_in.get(t)
+                new = dict(out) if old is None else {r: v for r, v in old.items() if out.get(r) == v}
+                if new != old:
+                    state_in[t] = new
+                    changed = True
+    return state_in
+
+
+def symbolic_out(func, bs: int, st: dict[int, SymVal], image, clobber: bool = True) -> dict[int, SymVal]:
+    blk = func.blocks[bs]
+    regs: dict[int, tuple] = {}
+    for ins in blk.instrs:
+        sym_step(regs, ins)
+
+    def load(addr: int, width: int, signed: bool) -> int:
+        if not image.is_readonly(addr):
+            raise _Cannot("load from writable memory")
+        return image.read_int(addr, width, signed)
+
+    out = dict(st)
+    for r, e in regs.items():
+        if r >= 32 or r == 0:
+            continue
+        try:
+            out[r] = _sv_eval(e, st, load)
+        except (_Cannot, WcetError):
+            out.pop(r, None)
+    if blk.kind is Term.CALL and clobber:
+        for r in CALLER_SAVED:
+            out.pop(r, None)
+    return out
+
+
 class BoundAnalysis:
     """Per-program cache of constant-propagation results and automatic bounds."""
 
@@ -94,6 +207,8 @@ class BoundAnalysis:
         self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
         self._absexec_cache: dict[tuple, dict[int, int]] = {}
         self._ann_match_cache: dict[tuple, bool] = {}
+        self._sp_seed: int | None = None
+        self._sym_cache: dict[tuple, tuple] = {}
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
@@ -108,18 +223,32 @@ class BoundAnalysis:
         return self.image.read_int(addr, width, signed)
 
     def consts_in(self, func) -> dict[int, dict[int, int]]:
-        c = self._consts.get(func.entry)
+        c = self._consts.get((func.entry, self._sp_seed))
         if c is None:
-            c = cfgmod.constant_registers(func.blocks, func.entry, self.image)
-            self._consts[func.entry] = c
+            seed = {2: self._sp_seed} if self._sp_seed is not None else None
+            c = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
+            self._consts[(func.entry, self._sp_seed)] = c
         return c
+
+    def _sym_in(self, func, cin: dict | None) -> dict[int, dict[int, SymVal]]:
+        """Symbolic-base register values per block; ``cin`` (constants per
+        block from a calling context) seeds the entry."""
+        key = (func.entry, id(cin) if cin is not None else 0)
+        c = self._sym_cache.get(key)
+        if c is None:
+            seed = (cin or {}).get(func.entry, {}) if cin is not None else {}
+            seed = {r: v for r, v in seed.items() if r != 3}
+            c = symbolic_registers(func, self.image, seed)
+            self._sym_cache[key] = (c, cin)   # keep cin alive: its id is the key
+            return c
+        return c[0]
 
     def consts_in_context(self, func, ctx: tuple[int, ...]) -> dict[int, dict[int, int]]:
         """Constant propagation in ``func`` seeded with the constant argument
         registers at the call site ending ``ctx`` (recursively along ctx)."""
         if not ctx:
             return self.consts_in(func)
-        key = (func.entry, ctx)
+        key = (func.entry, ctx, self._sp_seed)
         c = self._ctx_consts.get(key)
         if c is not None:
             return c
@@ -132,7 +261,8 @@ class BoundAnalysis:
                     break
             if caller is not None:
                 break
-        seed: dict[int, int] = {}
+        seed: dict[int, int] = {2: self._sp_seed} if self._sp_seed is not None and ctx[0] < 0 \
+            and len(ctx) == 1 else {}
         if caller is not None:
             cin = self.consts_in_context(caller, ctx[:-1])
             out = self._out_consts(caller, cblock, cin, clobber=False)
@@ -154,6 +284,25 @@ class BoundAnalysis:
         return out
 
     # -- automatic bound ---------------------------------------------------------
+    def _stack_relative(self, compute) -> LoopBound | None:
+        """Retry a bound with the (unknown) stack pointer at function entry set
+        to two far-apart symbolic bases; accept only if both agree, i.e. the
+        exit tests compare stack addresses with each other (a stack-array
+        loop), not with absolute values."""
+        results = []
+        for base in SP_SEEDS:
+            old, self._sp_seed = self._sp_seed, base
+            try:
+                results.append(compute())
+            except _Cannot:
+                results.append(None)
+            finally:
+                self._sp_seed = old
+        a, b = results
+        if a is None or b is None or a.max != b.max:
+            return None
+        return LoopBound(a.max, a.source + " (stack-relative)", a.total if a.total == b.total else None)
+
     def auto_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
         key = (loop.func.entry, loop.header)
         if key not in self._auto:
@@ -161,6 +310,8 @@ class BoundAnalysis:
                 self._auto[key] = self._auto_bound(forest, loop)
             except _Cannot:
                 self._auto[key] = None
+            if self._auto[key] is None and self._sp_seed is None:
+                self._auto[key] = self._stack_relative(lambda: self._auto_bound(forest, loop))
             if self._auto[key] is None:
                 for prov in BOUND_PROVIDERS:
                     b = prov(self.program, forest, loop)
@@ -184,6 +335,9 @@ class BoundAnalysis:
                 self._auto_ctx[key] = r
             except _Cannot:
                 self._auto_ctx[key] = None
+            if self._auto_ctx[key] is None and self._sp_seed is None:
+                self._auto_ctx[key] = self._stack_relative(
+                    lambda: self._auto_bound(forest, loop, self.consts_in_context(loop.func, ctx)))
         return self._auto_ctx[key]
 
     def _auto_bound(self, forest: LoopForest, loop: Loop, cin: dict | None = None) -> LoopBound | None:
@@ -201,7 +355,7 @@ class BoundAnalysis:
         """Data address hull of every memory instruction of a loop nest, from a
         complete abstract execution of the nest (context-free); None if the
         nest could not be interpreted."""
-        key = (outer.func.entry, outer.header, 0)
+        key = (outer.func.entry, outer.header, 0, self._sp_seed)
         res = self._absexec_cache.get(key)
         if res is None:
             try:
@@ -220,7 +374,7 @@ class BoundAnalysis:
             chain.append(lp)
             lp = lp.parent
         for outer in reversed(chain):     # outermost first: inner loops then see exact outer values
-            key = (loop.func.entry, outer.header, id(cin) if cin is not None else 0)
+            key = (loop.func.entry, outer.header, id(cin) if cin is not None else 0, self._sp_seed)
             res = self._absexec_cache.get(key)
             if res is None:
                 try:
@@ -269,11 +423,11 @@ class BoundAnalysis:
         source = ""
         for _k in range(pb.max):
             env = {**pinv, **vals}
-            init: dict[int, int] = {}
+            init: dict[int, SymVal] = {}
             for r in range(1, 32):
                 e = regs.get(r, ("r", r))
                 try:
-                    init[r] = _eval(e, env, self._load)
+                    init[r] = _sv_eval(e, env, self._load)
                 except _Cannot:
                     pass
             b = self._auto_bound_flat(forest, loop, cin, init_override=init)
@@ -282,7 +436,7 @@ class BoundAnalysis:
             total += b.max
             if b.max > best:
                 best, source = b.max, b.source
-            vals = {r: _eval(pivs[r][2], {**env, r: vals[r]}, self._load) for r in pivs}
+            vals = {r: _sv_eval(pivs[r][2], {**env, r: vals[r]}, self._load) for r in pivs}
         return LoopBound(best, source + f" (max over {pb.max} iterations of the loop at {parent.header:#x})",
                          total)
 
@@ -308,10 +462,11 @@ class BoundAnalysis:
                         defs.setdefault(w, []).append((bs, idx))
             if blk.kind in (Term.CALL, Term.TAILCALL):
                 has_call = True
-        # initial values at loop entry
-        init: dict[int, int] | None = None
+        # initial values at loop entry (symbolic-base values)
+        init: dict[int, SymVal] | None = None
+        sin = self._sym_in(func, cin)
         for p, _h in loop.entry_edges:
-            out = self._out_consts(func, p, cin)
+            out = symbolic_out(func, p, sin.get(p, {}), self.image)
             init = out if init is None else {r: v for r, v in init.items() if out.get(r) == v}
         init = init or {}
         if init_override is not None:
@@ -380,16 +535,16 @@ class BoundAnalysis:
         vals = {r: init[r] for r in ivs}
         before = {r for r, (dbs, _i, _e) in ivs.items() if dbs != bs and forest.dominates(dbs, bs)}
 
-        def step(r: int) -> int:
+        def step(r: int) -> SymVal:
             e = ivs[r][2]
-            return _eval(e, {**env, r: vals[r]}, self._load)
+            return _sv_eval(e, {**env, r: vals[r]}, self._load)
 
         for k in range(MAX_SIMULATED_ITERATIONS):
             for r in before:
                 vals[r] = step(r)
-            a = _eval(ea, {**env, **vals}, self._load)
-            b = _eval(eb, {**env, **vals}, self._load)
-            if _branch_taken(mn, a, b) == exit_taken:
+            a = _sv_eval(ea, {**env, **vals}, self._load)
+            b = _sv_eval(eb, {**env, **vals}, self._load)
+            if _sv_taken(mn, a, b) == exit_taken:
                 return k + 1
             for r in ivs:
                 if r not in before:
@@ -401,17 +556,47 @@ class BoundAnalysis:
         """Bound for ``loop`` reached through the call string ``ctx`` whose
         function names (from the entry down to the loop's function) are
         ``chain``."""
+        pre = self._preemptible(loop)
+        if pre is not None:
+            return pre
+        auto = self.auto_bound_in_context(forest, loop, ctx)
+        if auto is not None:
+            self._annotation(loop, chain)      # mark matching annotations as used
+            return auto
         ann = self._annotation(loop, chain)
         if ann is not None:
             return ann
-        auto = self.auto_bound_in_context(forest, loop, ctx)
-        if auto is not None:
-            return auto
         func = loop.func
         src = self.image.source_of(loop.header)
         via = f" (reached via {' -> '.join(chain)})" if len(chain) > 1 else ""
         raise WcetError(f"loop at {loop.header:#x} in {func.name} ({src}) has no bound{via}: "
                         f"not a simple counted loop; add a [[loop]] annotation with max = N")
+
+    def _preemptible(self, loop: Loop) -> LoopBound | None:
+        """A loop whose every iteration calls a preemption-point function runs
+        once when an interrupt is pending (the analysis' assumption for
+        preemptible kernel operations: the first poll ends the operation)."""
+        if not self.ann.preemption:
+            return None
+        targets = {self.image.symbol(n).addr for n in self.ann.preemption if self.image.has_symbol(n)}
+        func = loop.func
+        polls = {b for b in loop.blocks
+                 if func.blocks[b].kind is Term.CALL and func.blocks[b].call_target in targets}
+        if not polls:
+            return None
+        # every header -> latch path must pass a polling block
+        latches = set(loop.latches)
+        seen, stack = set(), [loop.header]
+        while stack:
+            b = stack.pop()
+            if b in seen or b in polls:
+                continue
+            if b in latches:
+                return None
+            seen.add(b)
+            stack.extend(s for s in func.blocks[b].succs if s in loop.blocks and s != loop.header)
+        names = ", ".join(sorted(self.ann.preemption))
+        return LoopBound(1, f"preemption point ({names}) in every iteration: interrupt assumed pending")
 
     def _annotation(self, loop: Loop, chain: list[str]) -> LoopBound | None:
         best: LoopBound | None = None
@@ -460,17 +645,17 @@ class BoundAnalysis:
         # innermost loop containing the block must be this loop
         return not any(block_start in c.blocks for c in loop.children)
 
-    def check_unused(self) -> None:
-        for la in self.ann.loops:
-            if not la.used:
-                raise WcetError(f"annotation {la.describe()} matches no analysed loop")
+    def unused_annotations(self) -> list[str]:
+        """Annotations that matched no analysed loop (stale, or for code not
+        reached from the analysed entries)."""
+        return [f"annotation {la.describe()} matches no analysed loop" for la in self.ann.loops if not la.used]
 
 
 # ---------------------------------------------------------------------------
 # Abstract execution of a loop nest (fallback for non-simple loops)
 # ---------------------------------------------------------------------------
 
-MAX_ABSEXEC_STEPS = 300_000
+MAX_ABSEXEC_STEPS = 60_000
 _UNK = ("?",)
 
 

@@ -6,8 +6,13 @@ Data model (shared with ``microarch``/``cache``/``sim``; stable API):
     A call string: the addresses of the call instructions (``jal``/``jalr``
     that link, or a tail-calling jump) from the analysed entry down to the
     function, outermost first.  The entry function runs in context ``()``.
-    Analysis is fully context sensitive (virtual inlining): every distinct call
-    string is its own context.  ``Program.contexts(entry)`` enumerates them.
+    By default the analysis is fully context sensitive (virtual inlining):
+    every distinct call string is its own context.  Functions in
+    ``Program.flatten`` instead get one shared context ``(-entry,)`` (a
+    negative first element), extended by their callees as usual; this bounds
+    the number of contexts of big programs (``Program.limit_contexts``).
+    Derive callee contexts with ``Program.callee_context(ctx, site, callee)``;
+    ``Program.contexts(entry)`` enumerates the reachable ones, each once.
 
 ``BasicBlock``
     ``start`` (address of the first instruction), ``end`` (address just after
@@ -151,6 +156,7 @@ class Program:
         self.entries: dict[str, int] = {}
         self.callgraph = nx.DiGraph()
         self._block_index: dict[int, BasicBlock] = {}
+        self.flatten: set[int] = set()
 
     def function(self, key: str | int) -> Function:
         if isinstance(key, int):
@@ -174,21 +180,86 @@ class Program:
         for f in self.functions.values():
             self._block_index.update(f.blocks)
 
+    # -- call contexts ------------------------------------------------------
+    # By default every call string is its own context (full virtual inlining).
+    # Functions in ``flatten`` get one *shared* context ``(-entry,)`` whatever
+    # the caller (their callees extend it as usual): the analyses then merge
+    # all callers' states there.  Users of contexts must derive callee
+    # contexts with ``callee_context`` (never ``ctx + (site,)`` directly).
+
+    def callee_context(self, ctx: Context, site: int, callee: int) -> Context:
+        """Context of ``callee`` called at ``site`` from context ``ctx``."""
+        if callee in self.flatten:
+            return (-callee,)
+        return ctx + (site,)
+
+    @staticmethod
+    def is_shared(ctx: Context) -> bool:
+        """Is ``ctx`` (or a context below it) a shared, caller-independent one?"""
+        return bool(ctx) and ctx[0] < 0
+
     def contexts(self, entry: str | int) -> list[tuple[Context, Function]]:
-        """All (call string, function) pairs reachable from ``entry`` (virtual
-        inlining), in depth-first pre-order."""
+        """All (context, function) pairs reachable from ``entry``, each once,
+        in depth-first pre-order."""
         root = self.function(entry)
         out: list[tuple[Context, Function]] = []
+        seen: set[Context] = set()
         stack: list[tuple[Context, Function]] = [((), root)]
         while stack:
             ctx, f = stack.pop()
+            if ctx in seen:
+                continue
+            seen.add(ctx)
             out.append((ctx, f))
             if len(out) > MAX_CONTEXTS:
                 raise WcetError(f"more than {MAX_CONTEXTS} call contexts below {root.name}")
             for site_block, callee in reversed(f.calls):
                 site = f.blocks[site_block].last.addr
-                stack.append((ctx + (site,), self.functions[callee]))
+                stack.append((self.callee_context(ctx, site, callee), self.functions[callee]))
         return out
+
+    def context_counts(self, entry: str | int) -> dict[int, int]:
+        """Number of contexts per function below ``entry`` under the current
+        policy (without enumerating them)."""
+        root = self.function(entry).entry
+        order = list(nx.topological_sort(self.callgraph.subgraph(nx.descendants(self.callgraph, root) | {root})))
+        count = {f: 0 for f in order}
+        count[root] = 1
+        for f in order:
+            if f in self.flatten and f != root:
+                count[f] = 1 if count[f] else 0
+            c = count[f]
+            if not c:
+                continue
+            for g_ in self.callgraph.successors(f):
+                if g_ in count:
+                    count[g_] += c * len(self.callgraph[f][g_]["sites"])
+        return count
+
+    def limit_contexts(self, entry: str | int, budget: int) -> list[str]:
+        """Flatten the functions whose call strings multiply most until at most
+        ``budget`` contexts remain below ``entry``; returns their names."""
+        root = self.function(entry).entry
+        chosen: list[str] = []
+        while True:
+            count = self.context_counts(entry)
+            total = sum(count.values())
+            if total <= budget:
+                return chosen
+            # contexts contributed by one instance of each function (its subtree)
+            weight: dict[int, int] = {}
+            for f in reversed(list(nx.topological_sort(self.callgraph.subgraph(count.keys())))):
+                w = 1
+                for g_ in self.callgraph.successors(f):
+                    if g_ in count and g_ not in self.flatten:
+                        w += len(self.callgraph[f][g_]["sites"]) * weight[g_]
+                weight[f] = w
+            best = max((f for f in count if f != root and f not in self.flatten and count[f] > 1),
+                       key=lambda f: (count[f] - 1) * weight[f], default=None)
+            if best is None:
+                return chosen
+            self.flatten.add(best)
+            chosen.append(self.functions[best].name)
 
     def name_of(self, addr: int) -> str:
         f = self.functions.get(addr)

@@ -25,6 +25,9 @@ def register(sub) -> None:
                    help="calls to FUNC end the path (e.g. a preemption point)")
     p.add_argument("--irq-entry", metavar="SYMBOL[@VIA]",
                    help="interrupt entry: also report the interrupt-response bound")
+    p.add_argument("--context-budget", type=int, default=None, metavar="N",
+                   help="share the contexts of the functions whose call strings multiply most until at "
+                        "most N contexts remain per entry (default 4000; 0: full virtual inlining)")
     p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
     p.add_argument("--path", action="store_true", help="print the worst-case path")
@@ -70,6 +73,7 @@ def _run(args: argparse.Namespace, err) -> int:
         if name is None:
             raise WcetError("no --entry given and the ELF entry point has no symbol")
         entries = [name]
+    budget = driver.DEFAULT_CONTEXT_BUDGET if args.context_budget is None else (args.context_budget or None)
     out = Console()
     show_progress = not args.quiet and err.is_terminal
     if show_progress:
@@ -79,9 +83,11 @@ def _run(args: argparse.Namespace, err) -> int:
 
             def cb(msg: str, frac: float) -> None:
                 prog.update(task, completed=frac, description=msg)
-            an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb)
+            an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb,
+                            context_budget=budget)
     else:
-        an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry)
+        an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry,
+                        context_budget=budget)
     if args.json:
         report.write_json(an, args.json)
     if args.html:

@@ -22,6 +22,9 @@ from kairos.wcet.errors import WcetError
 from kairos.wcet.valueanalysis import ValueInfo
 
 SIMPLE_MODEL = "simple"
+#: Above this many call contexts per entry, the functions whose call strings
+#: multiply most get one shared context each (``Program.limit_contexts``).
+DEFAULT_CONTEXT_BUDGET = 4000
 
 
 @dataclass
@@ -91,7 +94,8 @@ def _via_constraint(program: Program, via: list[str]) -> Callable:
 
 def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Annotations | None = None,
         sp0: str | int | None = None, stop_at: list[str] = (), irq_entry: str | None = None,
-        progress: Callable[[str, float], None] | None = None) -> Analysis:
+        progress: Callable[[str, float], None] | None = None,
+        context_budget: int | None = DEFAULT_CONTEXT_BUDGET) -> Analysis:
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -123,6 +127,15 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
             sp_val = int(sp0, 0)
         except ValueError:
             sp_val = image.symbol(sp0).addr
+    flattened: list[str] = []
+    if context_budget:
+        supported = True
+        if model is not None:
+            from kairos.wcet import microarch
+            supported = getattr(microarch, "SUPPORTS_CONTEXT_POLICY", False)
+        if supported:
+            for s in dict.fromkeys(sp.symbol for sp in specs):
+                flattened += program.limit_contexts(s, context_budget)
     say("value analysis", 0.1)
     values = ValueInfo(program, sp0=sp_val, bounds=bounds)
     forests = ipet._Forests()
@@ -149,7 +162,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         res = ipet.solve(program, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
                          extra_constraints=extra, forests=forests)
         results.append(EntryResult(spec, res, time.perf_counter() - te, costs))
-    bounds.check_unused()
+    unused = bounds.unused_annotations()
     irq = None
     if irq_entry is not None:
         irq_res = next(r for r in results if r.spec.text == EntrySpec.parse(irq_entry).text)
@@ -159,7 +172,11 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
                "longest_masked_path": worst.name, "longest_masked_cycles": worst.bound,
                "bound_cycles": worst.bound + irq_res.bound}
     say("done", 1.0)
-    return Analysis(image, program, model_name, results, ann, time.perf_counter() - t0, irq)
+    an = Analysis(image, program, model_name, results, ann, time.perf_counter() - t0, irq)
+    if flattened:
+        an.warnings.append("shared call contexts (context-insensitive) for: " + ", ".join(flattened))
+    an.warnings.extend(unused)
+    return an
 
 
 def context_names(program: Program, ctx: Context, root: str) -> list[str]:

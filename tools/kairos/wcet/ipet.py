@@ -95,6 +95,8 @@ class InlinedGraph:
     edges: list[tuple[int, int]] = field(default_factory=list)   # (src node, dst node); -1 source, -2 sink
     loops: list[LoopInstance] = field(default_factory=list)
     chains: dict[Context, list[str]] = field(default_factory=dict)
+    #: shared callee contexts: (call edge, return edges to that call's site)
+    balance: list[tuple[int, list[int]]] = field(default_factory=list)
 
     def add_node(self, ctx: Context, func: Function, block: BasicBlock | None, key: tuple) -> int:
         i = len(self.nodes)
@@ -165,12 +167,14 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
     root = program.function(entry)
     # contexts (explicit stack, so deep call chains do not hit Python's recursion limit)
     work: list[tuple[Context, Function, list[str]]] = [((), root, [root.name])]
-    # return points per context, filled as contexts are created
     returners: dict[Context, list[int]] = {}
-    pending_returns: list[tuple[Context, int]] = []     # (callee ctx, return-site node)
+    # (callee ctx, return-target node, caller ctx, call block start)
+    pending_returns: list[tuple[Context, int, Context, int]] = []
     order: list[tuple[Context, Function]] = []
     while work:
         ctx, f, chain = work.pop()
+        if ctx in g.chains:
+            continue
         g.chains[ctx] = chain
         order.append((ctx, f))
         for bs, blk in f.blocks.items():
@@ -184,49 +188,59 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
                     continue
                 callee = program.function(blk.call_target)
                 site = blk.last.addr
-                cctx = ctx + (site,)
+                cctx = program.callee_context(ctx, site, callee.entry)
                 if len(cctx) > 64:
                     raise WcetError(f"call chain deeper than 64 at {site:#x}")
-                work.append((cctx, callee, chain + [callee.name]))
+                cchain = chain + [callee.name] if not program.is_shared(cctx) or len(cctx) > 1 \
+                    else ["...", callee.name]
+                work.append((cctx, callee, cchain))
                 if blk.kind is Term.TAILCALL:
                     v = g.add_node(ctx, f, None, (ctx, "tailret", bs))
                     rets.append(v)
-                    pending_returns.append((cctx, v))
+                    pending_returns.append((cctx, v, ctx, bs))
                 elif blk.succs:
-                    pending_returns.append((cctx, g.index[(ctx, blk.succs[0])]))
+                    pending_returns.append((cctx, g.index[(ctx, blk.succs[0])], ctx, bs))
         returners[ctx] = rets
-    # edges
+    # edges; cfg_edges maps a CFG edge (ctx, a, b) to the graph edges realising it
+    cfg_edges: dict[tuple[Context, int, int], list[int]] = {}
     src_entry = g.index[((), root.entry)]
     g.add_edge(SOURCE, src_entry)
     out_deg = [0] * len(g.nodes)
+    call_edge: dict[tuple[Context, int], int] = {}
     for ctx, f in order:
         for bs, blk in f.blocks.items():
             a = g.index[(ctx, bs)]
             if blk.kind in (Term.CALL, Term.TAILCALL) and blk.call_target is not None \
                     and blk.call_target not in stop:
-                cctx = ctx + (blk.last.addr,)
-                g.add_edge(a, g.index[(cctx, blk.call_target)])
+                cctx = program.callee_context(ctx, blk.last.addr, blk.call_target)
+                call_edge[(ctx, bs)] = g.add_edge(a, g.index[(cctx, blk.call_target)])
                 out_deg[a] += 1
                 continue
             if blk.kind is Term.CALL and blk.call_target in stop:
                 continue   # path ends at the stop function (edge to sink below)
-            for s in blk.succs:
-                g.add_edge(a, g.index[(ctx, s)])
+            for s_ in blk.succs:
+                cfg_edges.setdefault((ctx, bs, s_), []).append(g.add_edge(a, g.index[(ctx, s_)]))
                 out_deg[a] += 1
-    for cctx, site_node in pending_returns:
+    callers: dict[Context, int] = {}
+    for cctx, _t, _c, _b in pending_returns:
+        callers[cctx] = callers.get(cctx, 0) + 1
+    for cctx, target, cctx_caller, bs in pending_returns:
+        ret_edges = []
         for r in returners.get(cctx, []):
-            g.add_edge(r, site_node)
+            ret_edges.append(g.add_edge(r, target))
             out_deg[r] += 1
-    # loops (after all intra edges exist, so edge ids are known)
-    edge_ids: dict[tuple[int, int], int] = {}
-    for i, (a, b) in enumerate(g.edges):
-        edge_ids.setdefault((a, b), i)
+        blk = g.nodes[g.index[(cctx_caller, bs)]].block
+        if blk.kind is Term.CALL and blk.succs:
+            cfg_edges.setdefault((cctx_caller, bs, blk.succs[0]), []).extend(ret_edges)
+        if callers[cctx] > 1:
+            # shared callee context: returns to this call site = calls made here
+            g.balance.append((call_edge[(cctx_caller, bs)], ret_edges))
     for ctx, f in order:
         fo = forests.get(f)
         for lp in fo.loops:
             h = g.index[(ctx, lp.header)]
-            entries = [edge_ids[(g.index[(ctx, p)], h)] for p, _ in lp.entry_edges]
-            backs = [edge_ids[(g.index[(ctx, u)], h)] for u, _ in lp.back_edges]
+            entries = [e for p, _ in lp.entry_edges for e in cfg_edges.get((ctx, p, lp.header), [])]
+            backs = [e for u, _ in lp.back_edges for e in cfg_edges.get((ctx, u, lp.header), [])]
             if lp.is_infinite:
                 g.add_edge(h, SINK)
                 out_deg[h] += 1
@@ -320,6 +334,8 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
             terms = [(e, 1.0) for e in li.back_edges + li.entry_edges] + \
                     [(e, -float(li.total)) for e in pli.entry_edges]
             add_row(terms, -highspy.kHighsInf, 0.0)
+    for ce, rets in g.balance:
+        add_row([(ce, 1.0)] + [(e, -1.0) for e in rets], 0.0, 0.0)
     for fn in list(extra_constraints) + EXTRA_CONSTRAINTS:
         for c in fn(g):
             add_row(c.terms, c.rhs if c.equal else -highspy.kHighsInf, c.rhs)

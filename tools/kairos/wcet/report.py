@@ -57,7 +57,7 @@ def to_json(an: Analysis) -> dict:
                      | {"seconds": round(er.seconds, 3)},
         })
     return {"elf": an.image.path, "model": an.model_name, "analysis_seconds": round(an.seconds, 3),
-            "annotation_files": an.annotations.paths, "entries": entries,
+            "annotation_files": an.annotations.paths, "warnings": an.warnings, "entries": entries,
             "interrupt_response": an.interrupt_response}
 
 
@@ -103,6 +103,8 @@ def print_summary(an: Analysis, console: Console, show_path: bool = False) -> No
         console.print(f"interrupt-response bound: {ir['bound_cycles']:,} cycles = longest masked path "
                       f"{ir['longest_masked_path']} ({ir['longest_masked_cycles']:,}) + interrupt entry "
                       f"{ir['interrupt_entry']} ({ir['interrupt_entry_cycles']:,})")
+    for w in an.warnings:
+        console.print(f"note: {w}")
     console.print(f"analysis time {an.seconds:.2f} s")
 
 

@@ -97,6 +97,8 @@ class ValueInfo:
 
     def stack_offset(self, ctx: Context) -> int | None:
         """sp at the entry of the function reached by ``ctx`` relative to sp0."""
+        if ctx and ctx[0] < 0:
+            return None
         off = 0
         for site in ctx:
             d = self._sp_at_call.get(site)
@@ -110,7 +112,10 @@ class ValueInfo:
         when some caller set it to a constant (a trap vector loading the kernel
         stack), ``("sp", off)`` relative to ``sp0``, or None if unknown."""
         cur: tuple[str, int] = ("sp", 0)
-        for site in ctx:
+        sites = ctx
+        if ctx and ctx[0] < 0:          # shared context: the caller's sp is unknown
+            cur, sites = ("unknown", 0), ctx[1:]
+        for site in sites:
             v = self._sp_val_at_call.get(site)
             if v is None or v[1] != v[2]:
                 return None
@@ -118,7 +123,7 @@ class ValueInfo:
                 cur = ("abs", v[1])
             else:
                 cur = (cur[0], cur[1] + v[1])
-        return cur
+        return None if cur[0] == "unknown" else cur
 
     def range(self, ctx: Context, instr_addr: int, func_entry: int | None = None) -> tuple[int, int] | None:
         if func_entry is None:
@@ -142,6 +147,8 @@ class ValueInfo:
     def _owner(self, ctx: Context) -> int:
         if not ctx:
             raise ValueError("func_entry is required for the root context")
+        if len(ctx) == 1 and ctx[0] < 0:
+            return -ctx[0]
         site = ctx[-1]
         # the callee of the last call site
         for f in self.program.functions.values():
