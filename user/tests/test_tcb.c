@@ -1400,3 +1400,45 @@ KTEST(sched, yield_to_runs_an_equal_priority_target_first)
     KASSERT_EQ(flag_word, 2);
     stop_children();
 }
+
+KTEST(tcb, threads_reuse_memory_after_revoke)
+{
+    /* Create, run and destroy a thread (with its SC) many times in the same
+     * memory: finalisation leaves nothing behind in the scheduler, the FPU
+     * owner or the debug thread list. */
+    stop_children();
+    seL4_CPtr ut = make(seL4_UntypedObject, 14);
+    seL4_CPtr slots = alloc_slots(2);
+    for (int round = 0; round < 20; round++) {
+        KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_TCBObject, 0, ROOT, 0, 0, slots, 1), seL4_NoError);
+        KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_SchedContextObject, 8, ROOT, 0, 0, slots + 1, 1), seL4_NoError);
+        child_t *c = &children[0];
+        n_children = 1;
+        c->tcb = slots;
+        c->sc = slots + 1;
+        c->stack_top = &child_stacks[0][CHILD_STACK_WORDS];
+        KASSERT_EQ(seL4_TCB_Configure(c->tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, 0, seL4_CapNull), seL4_NoError);
+        KASSERT_EQ(seL4_SchedControl_ConfigureFlags(sched_control(), c->sc, 1000, 1000, 0, 0, 0), seL4_NoError);
+        KASSERT_EQ(seL4_SchedContext_Bind(c->sc, c->tcb), seL4_NoError);
+        KASSERT_EQ(seL4_TCB_SetPriority(c->tcb, SELF, 255), seL4_NoError);
+        if (round % 2) {
+            /* odd rounds: the thread uses the FPU and is still running when deleted */
+            for (int i = 0; i < 33; i++)
+                fp_in[i] = (seL4_Word)round << 8 | (seL4_Word)i;
+            fp_in[32] = 0;
+            fp_phase = fp_go = 0;
+            start_child(c, (void (*)(seL4_Word, seL4_Word))fpu_child, 0, 0, true);
+            KASSERT(wait_for(&fp_phase, 1));
+            for (int i = 0; i < 33; i++)
+                KASSERT_EQ(fp_init[i], 0);
+        } else {
+            flag_word = 0;
+            start_child(c, child_set_flag, 100 + (seL4_Word)round, c->tcb, true);
+            KASSERT(wait_for(&flag_word, 100 + (seL4_Word)round));
+        }
+        KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+        KASSERT_EQ(seL4_DebugCapIdentify(slots), TAG_NULL);
+        KASSERT_EQ(seL4_DebugCapIdentify(slots + 1), TAG_NULL);
+        n_children = 0;
+    }
+}
