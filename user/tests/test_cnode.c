@@ -1100,3 +1100,124 @@ KTEST(cnode, zombie_seen_mid_delete)
     KASSERT_EQ(z_ident_after, TAG_NULL);
     cleanup();
 }
+
+/* =====================================================================
+ * Random operations on a small CSpace (the invariant checker runs after
+ * every call in the check flavour): copy, mint, move, mutate, rotate,
+ * delete, revoke and retype with random (also invalid) arguments, on caps
+ * that all come from one carved untyped. Afterwards, revoking that untyped
+ * leaves nothing behind: it can be retyped whole again.
+ * ===================================================================== */
+
+#define NR 40 /* working root slots */
+static seL4_Word rng_state;
+
+static seL4_Word rnd(seL4_Word n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return n ? rng_state % n : 0;
+}
+
+/* A depth: usually right, sometimes out of range or short. */
+static seL4_Word rnd_depth(seL4_Word right)
+{
+    switch (rnd(16)) {
+    case 0: return 0;
+    case 1: return 65 + rnd(8);
+    case 2: return rnd(64) + 1;
+    default: return right;
+    }
+}
+
+static seL4_Word rnd_rights(void) { return rnd(4) ? ALL : rnd(16); }
+
+/* Mostly an empty slot among r[] (destinations), sometimes any. */
+static seL4_CPtr rnd_dest(const seL4_CPtr *r, int n)
+{
+    if (rnd(4))
+        for (int tries = 0; tries < 8; tries++) {
+            seL4_CPtr s = r[rnd(n)];
+            if (ident(s) == TAG_NULL)
+                return s;
+        }
+    return r[rnd(n)];
+}
+
+KTEST(cnode, random_operations)
+{
+    start();
+    rng_state = 0x9e3779b97f4a7c15ul;
+    seL4_CPtr ut = carve(20);
+    seL4_CPtr r[NR];
+    for (int i = 0; i < NR; i++)
+        r[i] = alloc_slot();
+    static const seL4_Word types[] = {seL4_EndpointObject, seL4_NotificationObject, seL4_CapTableObject,
+                                      seL4_UntypedObject, seL4_TCBObject, seL4_RISCV_4K_Page,
+                                      seL4_RISCV_PageTableObject, seL4_ReplyObject};
+    int counts[10] = {0};
+    for (int step = 0; step < 3000; step++) {
+        seL4_CPtr a = rnd_dest(r, NR), b = r[rnd(NR)], c = r[rnd(NR)];
+        seL4_Word op = rnd(12);
+        if (op >= 10)
+            op = 6 + (op & 1); /* deletes and revokes twice as often */
+        seL4_Error e;
+        switch (op) {
+        case 0: { /* retype from the carved untyped or an untyped among the slots */
+            seL4_Word t = types[rnd(sizeof(types) / sizeof(types[0]))];
+            seL4_Word bits = t == seL4_CapTableObject ? 1 + rnd(4) : t == seL4_UntypedObject ? 6 + rnd(8) : 0;
+            seL4_CPtr src = rnd(3) ? ut : a;
+            if (ident(c) == TAG_CNODE && rnd(2))
+                e = seL4_Untyped_Retype(src, t, bits, ROOT, c, rnd_depth(D), rnd(8), 1 + rnd(4));
+            else
+                e = seL4_Untyped_Retype(src, t, bits, ROOT, 0, 0, a, 1);
+            break;
+        }
+        case 1: e = seL4_CNode_Copy(ROOT, a, rnd_depth(D), ROOT, b, rnd_depth(D), (seL4_CapRights_t){{rnd_rights()}}); break;
+        case 2: {
+            seL4_Word data = rnd(2) ? rnd(1000) : seL4_CNode_CapData_new(rnd(4), rnd(8)).words[0];
+            e = seL4_CNode_Mint(ROOT, a, rnd_depth(D), ROOT, b, rnd_depth(D), (seL4_CapRights_t){{rnd_rights()}}, data);
+            break;
+        }
+        case 3: e = seL4_CNode_Move(ROOT, a, rnd_depth(D), ROOT, b, rnd_depth(D)); break;
+        case 4: e = seL4_CNode_Mutate(ROOT, a, rnd_depth(D), ROOT, b, rnd_depth(D), rnd(4) ? 0 : rnd(200)); break;
+        case 5: e = seL4_CNode_Rotate(ROOT, a, rnd_depth(D), rnd(3), ROOT, b, rnd_depth(D), rnd(3), ROOT, c, rnd_depth(D)); break;
+        case 6: e = seL4_CNode_Delete(ROOT, b, rnd_depth(D)); break;
+        case 7: e = seL4_CNode_Revoke(ROOT, b, rnd_depth(D)); break;
+        case 8: /* into or out of a CNode held in the slots */
+            if (ident(c) == TAG_CNODE) {
+                a = c;
+                seL4_Word idx = rnd(16);
+                seL4_Word depth = rnd(4) ? 4 : rnd_depth(4);
+                switch (rnd(4)) {
+                case 0: e = seL4_CNode_Copy(a, idx, depth, ROOT, b, D, seL4_AllRights); break;
+                case 1: e = seL4_CNode_Move(a, idx, depth, ROOT, b, D); break;
+                case 2: e = seL4_CNode_Move(ROOT, b, D, a, idx, depth); break;
+                default: e = seL4_CNode_Delete(a, idx, depth); break;
+                }
+            } else {
+                e = seL4_CNode_CancelBadgedSends(ROOT, a, rnd_depth(D));
+            }
+            break;
+        default: /* a copy of a control cap, to have some around */
+            e = copy(a, rnd(2) ? seL4_CapDomain : kairos_bootinfo()->schedcontrol.start, seL4_AllRights);
+            break;
+        }
+        counts[e < 10 ? e : 9]++;
+    }
+    printf("ktest: cnode/random_operations: ok %d, errors:", counts[0]);
+    for (int i = 1; i < 10; i++)
+        printf(" %d", counts[i]);
+    printf("\n");
+    /* Nothing is lost: revoke the untyped, delete what is left (control
+     * cap copies), and the whole untyped retypes again. */
+    KASSERT_EQ(revoke(ut), seL4_NoError);
+    KASSERT_EQ(revoke(seL4_CapDomain), seL4_NoError);
+    KASSERT_EQ(revoke(kairos_bootinfo()->schedcontrol.start), seL4_NoError);
+    for (int i = 0; i < NR; i++)
+        KASSERT_MSG(ident(r[i]) == TAG_NULL, "slot %d still holds tag %lu", i, (unsigned long)ident(r[i]));
+    seL4_CPtr whole = alloc_slot();
+    KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_UntypedObject, 20, ROOT, 0, 0, whole, 1), seL4_NoError);
+    cleanup();
+}
