@@ -210,3 +210,48 @@ bool frame_cap_ok_for_ipc_buffer(cap_t c)
 {
     return cap_type(c) == CAP_FRAME && !cap_frame_is_device(c);
 }
+
+/* ---- invariants (check flavour) ---- */
+#if CONFIG_INVARIANT_CHECKS
+
+static bool kernel_half_intact(const pte_t *root)
+{
+    /* Only the entries the kernel uses (its window): a few dozen compares. */
+    for (word_t i = KERNEL_PT_FIRST_INDEX; i < PT_ENTRIES; i++)
+        if (kernel_root_pt[i] && root[i] != kernel_root_pt[i])
+            return false;
+    return true;
+}
+
+const char *vspace_invariant_violation(void)
+{
+    for (word_t p = 0; p < NUM_ASID_POOLS; p++) {
+        paddr_t pool = asid_table[p];
+        if (!pool)
+            continue;
+        if (!IS_ALIGNED(pool, ASID_POOL_BITS) || pool >= KERNEL_WINDOW_SIZE)
+            return "ASID table names a misplaced pool";
+        const struct asid_pool *ap = (const struct asid_pool *)paddr_to_kptr(pool);
+        if (p == 0 && ap->vspace[0])
+            return "ASID 0 has a VSpace";
+        for (word_t i = 0; i < ASID_POOL_ENTRIES; i++) {
+            paddr_t root = ap->vspace[i];
+            if (!root)
+                continue;
+            if (!IS_ALIGNED(root, PAGE_TABLE_BITS) || root >= KERNEL_WINDOW_SIZE)
+                return "ASID pool names a misplaced VSpace root";
+            if (!kernel_half_intact((const pte_t *)paddr_to_kptr(root)))
+                return "a VSpace root lost the kernel's mappings";
+        }
+    }
+    paddr_t active_root = (active_satp & MASK(44)) << 12;
+    word_t active_asid = (active_satp >> 44) & MASK(ASID_BITS);
+    if (active_asid == ASID_INVALID ? active_root != kptr_to_paddr(kernel_root_pt)
+                                    : find_vspace_for_asid(active_asid) != active_root)
+        return "the active address space is not a registered VSpace";
+    for (word_t i = 0; i < KERNEL_PT_FIRST_INDEX; i++)
+        if (kernel_root_pt[i])
+            return "the kernel's root table has user mappings";
+    return NULL;
+}
+#endif

@@ -129,3 +129,52 @@ word_t arch_object_size_bits(enum object_type type)
     default: return 0;
     }
 }
+
+#if CONFIG_INVARIANT_CHECKS
+const char *arch_cap_invariant_violation(cap_t c)
+{
+    switch (cap_type(c)) {
+    case CAP_FRAME: {
+        if (cap_frame_size(c) > FRAME_1G)
+            return "frame cap with a bad size";
+        if (cap_frame_rights(c) == 0)
+            return "frame cap with no VM rights value";
+        word_t bits = frame_size_bits(cap_frame_size(c));
+        if (!IS_ALIGNED(cap_obj(c), bits))
+            return "frame not aligned to its size";
+        if (!cap_is_mapped(c))
+            return c.w1 == 0 ? NULL : "unmapped frame cap with a mapping record";
+        if (cap_mapped_asid(c) == ASID_INVALID)
+            return "mapped frame cap without an ASID";
+        if (!IS_ALIGNED(cap_mapped_vaddr(c), bits) || cap_mapped_vaddr(c) + (1ul << bits) > USER_TOP)
+            return "frame mapped at a bad address";
+        return NULL;
+    }
+    case CAP_PAGE_TABLE: {
+        if (!IS_ALIGNED(cap_obj(c), PAGE_TABLE_BITS))
+            return "page table not aligned";
+        if (!cap_is_mapped(c))
+            return c.w1 == 0 ? NULL : "unmapped page-table cap with a mapping record";
+        word_t asid = cap_mapped_asid(c);
+        if (asid == ASID_INVALID)
+            return "mapped page-table cap without an ASID";
+        if (find_vspace_for_asid(asid) == cap_obj(c))
+            return cap_mapped_vaddr(c) == 0 ? NULL : "VSpace root cap with a mapping address";
+        if (!IS_ALIGNED(cap_mapped_vaddr(c), LARGE_PAGE_BITS) || cap_mapped_vaddr(c) >= USER_TOP)
+            return "page table mapped at a bad address";
+        return NULL;
+    }
+    case CAP_ASID_POOL: {
+        word_t base = cap_asid_pool_base(c);
+        if ((base >> ASID_LOW_BITS) >= NUM_ASID_POOLS)
+            return "ASID pool cap beyond the ASID table";
+        /* A pool is unregistered only when its last cap is deleted. */
+        if (asid_table[base >> ASID_LOW_BITS] != cap_obj(c))
+            return "ASID pool cap to a pool that is not registered";
+        return NULL;
+    }
+    default:
+        return NULL;
+    }
+}
+#endif

@@ -119,6 +119,14 @@ void vspace_flush_asid(word_t asid);
 /* Zero one 4 KiB page-table or ASID-pool object (512 stores). */
 void vspace_clear_page(void *page);
 
+/* ---- invariant checker (check flavour; kernel/kernel/invariants.c) ---- */
+/* NULL if the arch-specific state recorded in cap c is consistent with the
+ * page tables and the ASID table, else a description of what is wrong. */
+const char *arch_cap_invariant_violation(cap_t c);
+/* NULL if the ASID table, every registered root's kernel half and the active
+ * address space are consistent, else what is wrong. */
+const char *vspace_invariant_violation(void);
+
 /* ---- for the TCB code ---- */
 /* Can this cap back an IPC buffer? A frame, and not device memory
  * (seL4's checkValidIPCBuffer; the caller checks the 1 KiB alignment). */
