@@ -179,6 +179,15 @@ static seL4_Word reply_length(seL4_CPtr cap, seL4_Word label)
         KASSERT_EQ(seL4_GetMR(1), seL4_InvalidRoot);          \
     } while (0)
 
+/* Instructions retired (user mode may read instret), to report the cost of
+ * the longest address-space operations (docs/object-model.md). */
+static inline uint64_t instret(void)
+{
+    uint64_t v;
+    __asm__ volatile("rdinstret %0" : "=r"(v));
+    return v;
+}
+
 static volatile uint64_t *ptr(seL4_Word va) { return (volatile uint64_t *)va; }
 
 /* A page of this program's .bss, with its own frame cap. */
@@ -237,7 +246,9 @@ KTEST(vspace, page_map_checks_in_order)
      * IPC buffer page is valid, but the mapped check comes first). */
     EXPECT_INVARG(seL4_RISCV_Page_Map(bif, ROOT_VSPACE, (seL4_Word)seL4_GetIPCBuffer(), seL4_AllRights, 0), 0);
     /* Remap at its own address is allowed (rights change). */
+    uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_Page_Map(bif, ROOT_VSPACE, bi_va, seL4_CanRead, 0), seL4_NoError);
+    printf("vspace: instret of Page_Map (remap): %lu\n", (unsigned long)(instret() - t0));
     KASSERT_EQ(bi()->nodeID, 0);
     EXPECT_ERR(seL4_RISCV_Page_Map(bif, ROOT_VSPACE, bi_va, seL4_AllRights, 0), seL4_NoError);
     KASSERT_EQ(bi()->numNodes, 1);
@@ -462,7 +473,9 @@ KTEST(vspace, page_table_unmap_and_delete)
     slot_free(l2c);
     /* Unmapping the last-level table: the frame is unreachable, the level
      * below 21 is missing again. */
+    uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_PageTable_Unmap(l2), seL4_NoError);
+    printf("vspace: instret of PageTable_Unmap (clears the table): %lu\n", (unsigned long)(instret() - t0));
     seL4_CPtr g = alloc_frame();
     EXPECT_FL_MISSING(seL4_RISCV_Page_Map(g, ROOT_VSPACE, PT_GIB + 0x1000, seL4_AllRights, 0), 21);
     /* Remapping the table (zeroed by Unmap): its old entry is gone. */
@@ -645,7 +658,9 @@ KTEST(vspace, make_pool_checks_and_second_vspace)
     EXPECT_ERR(seL4_RISCV_ASIDControl_MakePool(seL4_CapASIDControl, ut, ROOT_CNODE, seL4_CapInitThreadTCB, DEPTH),
                seL4_DeleteFirst);
     /* Success: the pool cap is in dest, the untyped is used up. */
+    uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_ASIDControl_MakePool(seL4_CapASIDControl, ut, ROOT_CNODE, dest, DEPTH), seL4_NoError);
+    printf("vspace: instret of ASIDControl_MakePool: %lu\n", (unsigned long)(instret() - t0));
     KASSERT_EQ(seL4_DebugCapIdentify(dest), 13);
     EXPECT_ERR(seL4_Untyped_Retype(ut, seL4_EndpointObject, 0, ROOT_CNODE, 0, 0, slot_alloc(), 1),
                seL4_NotEnoughMemory);
@@ -714,15 +729,25 @@ KTEST(vspace, pool_holds_512)
     /* 512 tables in 2 MiB. */
     seL4_CPtr mem = alloc_object(seL4_UntypedObject, 21);
     seL4_CPtr first = 0;
+    uint64_t first_cost = 0, last_cost = 0;
     for (int i = 0; i < 512; i++) {
         seL4_CPtr s = slot_alloc();
         if (!first)
             first = s;
         KASSERT_EQ(seL4_Untyped_Retype(mem, seL4_RISCV_PageTableObject, 0, ROOT_CNODE, 0, 0, s, 1), seL4_NoError);
+        uint64_t t0 = instret();
         KASSERT_EQ(seL4_RISCV_ASIDPool_Assign(pool, s), seL4_NoError);
+        uint64_t t1 = instret();
+        if (i == 0)
+            first_cost = t1 - t0;
+        last_cost = t1 - t0;
     }
     seL4_CPtr extra = alloc_pt();
+    uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_ASIDPool_Assign(pool, extra), seL4_DeleteFirst);
+    uint64_t full_cost = instret() - t0;
+    printf("vspace: instret of ASIDPool_Assign: first ASID %lu, last ASID %lu, full pool %lu\n",
+           (unsigned long)first_cost, (unsigned long)last_cost, (unsigned long)full_cost);
     /* Deleting one root frees its ASID. */
     slot_free(first);
     EXPECT_ERR(seL4_RISCV_ASIDPool_Assign(pool, extra), seL4_NoError);
