@@ -94,6 +94,18 @@ __attribute__((noinline)) void triangle(void)        /* inner trip count grows w
             sink = j;
 }
 
+__attribute__((noinline)) int digits(const char *p)   /* rotated inner loop inside a scan */
+{
+    int w = 0;
+    for (; *p; p++) {
+        while (*p >= '0' && *p <= '9')
+            w = w * 10 + (*p++ - '0');
+        if (!*p)
+            break;
+    }
+    return w;
+}
+
 __attribute__((noinline)) int unbounded(const char *s)
 {
     int n = 0;
@@ -105,7 +117,7 @@ __attribute__((noinline)) int unbounded(const char *s)
 int main(void)
 {
     counted(); nested(); by_pointer(); down(); from_const(); triangle();
-    return calls() + sw(sink, 3) + unbounded("abc");
+    return calls() + sw(sink, 3) + unbounded("abc") + digits("a12b3");
 }
 """
 
@@ -265,6 +277,28 @@ def test_annotation_bounds_loop_by_line_and_address(prog_elf: Path, tmp_path: Pa
     ann = annotations.parse(f'[[loop]]\naddress = {lp.header:#x}\nmax = 11\ncontext = ["main"]\n', "t.toml")
     with pytest.raises(WcetError):
         ipet.solve(p, "unbounded", BoundAnalysis(p, ann), ipet.simple_cost)
+
+
+def test_line_annotation_matches_the_innermost_loop_of_that_line(prog_elf: Path) -> None:
+    """The guard of a rotated inner loop is code of the inner loop's line in
+    the *outer* loop's body: the annotation must not bound the outer loop."""
+    from kairos.wcet import annotations
+    img = ElfImage(str(prog_elf))
+    p = build_program(img, ["digits"])
+    f = p.function("digits")
+    fo = find_loops(f)
+    assert len(fo.loops) == 2
+    outer, inner = sorted(fo.loops, key=lambda lp: lp.depth)
+    src = Path(img.line_of(inner.header)[0]).name
+    while_line = next(i + 1 for i, ln in enumerate(C_PROGRAM.splitlines()) if "while (*p >= '0'" in ln)
+    # the line has code in the outer loop's body too (the rotated guard)
+    line_blocks = {f.block_containing(a).start for a in img.addrs_of_line(src, while_line)}
+    assert line_blocks & (outer.blocks - inner.blocks)
+    ann = annotations.parse(f'[[loop]]\nfunction = "digits"\nline = "{src}:{while_line}"\nmax = 7\n', "t.toml")
+    ba = BoundAnalysis(p, ann)
+    assert ba.bound(fo, inner, ["digits"]).max == 7
+    with pytest.raises(WcetError, match="has no bound"):
+        ba.bound(fo, outer, ["digits"])
 
 
 ASM_INDIRECT = r"""

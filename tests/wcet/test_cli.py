@@ -102,6 +102,15 @@ def test_default_model_runs(elf: Path, tmp_path: Path) -> None:
     assert json.loads(out.read_text())["model"] == "u54"
 
 
+def test_loop_listing(elf: Path, capsys) -> None:
+    rc = main(["wcet", str(elf), "-e", "main", "-m", "simple", "--loops"])
+    out = capsys.readouterr().out
+    assert rc == 1                       # strlen_ has no bound
+    lines = {ln.split("│")[1].strip(): ln for ln in out.splitlines() if ln.count("│") > 5}
+    assert "UNBOUNDED" in lines["strlen_"] and "cli.c:" in lines["strlen_"]
+    assert "16" in lines["heavy"].split("│")[5]
+
+
 def test_unbounded_loop_reported(elf: Path, capsys) -> None:
     rc = main(["wcet", str(elf), "-e", "strlen_", "-m", "simple"])
     assert rc == 2

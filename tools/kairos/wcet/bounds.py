@@ -209,6 +209,7 @@ class BoundAnalysis:
         self._ann_match_cache: dict[tuple, bool] = {}
         self._sp_seed: int | None = None
         self._sym_cache: dict[tuple, tuple] = {}
+        self._line_targets: dict[tuple, set[int]] = {}
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
@@ -632,12 +633,26 @@ class BoundAnalysis:
             if blk is None:
                 return False
             return self._innermost_of(loop, blk.start)
-        addrs = self.image.addrs_of_line(la.file, la.line)
-        for a in addrs:
-            blk = func.block_containing(a)
-            if blk is not None and self._innermost_of(loop, blk.start):
-                return True
-        return False
+        # the innermost loops holding code of that line: a loop whose inner
+        # loop also holds some of it is not meant (e.g. the guard of a rotated
+        # inner loop sits in the outer loop's body)
+        key = (id(la), func.entry)
+        targets = self._line_targets.get(key)
+        if targets is None:
+            from kairos.wcet.loops import find_loops
+            fo = find_loops(func)
+            blocks = set()
+            for a in self.image.addrs_of_line(la.file, la.line):
+                blk = func.block_containing(a)
+                if blk is not None:
+                    blocks.add(blk.start)
+            cands = [lp for lp in fo.loops if lp.blocks & blocks]
+
+            def has_cand_descendant(lp) -> bool:
+                return any(c in cands or has_cand_descendant(c) for c in lp.children)
+            targets = {lp.header for lp in cands if not has_cand_descendant(lp)}
+            self._line_targets[key] = targets
+        return loop.header in targets
 
     def _innermost_of(self, loop: Loop, block_start: int) -> bool:
         if block_start not in loop.blocks:
@@ -742,6 +757,8 @@ class _AbsExec:
 
     def _simulate(self, loop: Loop, entry: dict[int, tuple]) -> tuple[dict[tuple[int, int], dict], int]:
         fo = self.forest
+        if fo.by_header(loop.header) is not loop:
+            raise _Cannot("loop does not belong to this loop forest")
         body = sorted((b for b in loop.blocks
                        if fo.innermost.get(b) is loop or any(c.header == b for c in loop.children)),
                       key=lambda b: self.rank.get(b, 1 << 30))

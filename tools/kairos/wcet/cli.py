@@ -31,6 +31,9 @@ def register(sub) -> None:
     p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
     p.add_argument("--path", action="store_true", help="print the worst-case path")
+    p.add_argument("--loops", action="store_true",
+                   help="only list every reachable loop with its bound or UNBOUNDED (for writing "
+                        "annotations); exit status 1 if some loop has no bound")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
     p.set_defaults(func=main)
     try:
@@ -75,6 +78,19 @@ def _run(args: argparse.Namespace, err) -> int:
         entries = [name]
     budget = driver.DEFAULT_CONTEXT_BUDGET if args.context_budget is None else (args.context_budget or None)
     out = Console()
+    if args.loops:
+        from rich.table import Table
+        out = Console(width=max(out.width, 160))
+        rows = driver.list_loops(args.elf, entries, ann, budget)
+        t = Table(title="loops")
+        for col in ("function", "header", "source", "contexts", "bound", "from"):
+            t.add_column(col)
+        for r in rows:
+            bound = "UNBOUNDED" if r.unbounded and not r.bounds else \
+                ",".join(str(b) for b in sorted(r.bounds)) + (f" (+{r.unbounded} unbounded)" if r.unbounded else "")
+            t.add_row(r.function, f"{r.header:#x}", r.source, str(r.contexts), bound, r.origin)
+        out.print(t)
+        return 1 if any(r.unbounded for r in rows) else 0
     show_progress = not args.quiet and err.is_terminal
     if show_progress:
         with Progress(TextColumn("[bold]wcet[/]"), BarColumn(), TextColumn("{task.description}"),

@@ -191,3 +191,56 @@ def context_names(program: Program, ctx: Context, root: str) -> list[str]:
                 continue
             break
     return names
+
+
+@dataclass
+class LoopRow:
+    function: str
+    header: int
+    source: str
+    contexts: int
+    bounds: list[int]          # distinct bounds over contexts (empty: unbounded somewhere)
+    unbounded: int             # contexts without a bound
+    origin: str
+
+
+def list_loops(elf: str, entries: list[str], annotations: Annotations | None = None,
+               context_budget: int | None = DEFAULT_CONTEXT_BUDGET) -> list[LoopRow]:
+    """Every loop reachable from the entries with its bounds (per context),
+    without stopping at the first unbounded one: for writing annotations."""
+    from kairos.wcet.loops import find_loops
+    ann = annotations or Annotations()
+    image = ElfImage(elf)
+    specs = [EntrySpec.parse(e) for e in entries]
+    symbols = list(dict.fromkeys(s.symbol for s in specs))
+    program = build_program(image, symbols, noreturn=ann.noreturn)
+    if context_budget:
+        for s in symbols:
+            program.limit_contexts(s, context_budget)
+    bounds = BoundAnalysis(program, ann)
+    rows: dict[tuple[int, int], LoopRow] = {}
+    for s in symbols:
+        forests: dict[int, object] = {}
+        for ctx, f in program.contexts(s):
+            fo = forests.get(f.entry)
+            if fo is None:
+                fo = forests[f.entry] = find_loops(f)
+            for lp in fo.loops:
+                key = (f.entry, lp.header)
+                row = rows.get(key)
+                if row is None:
+                    row = rows[key] = LoopRow(f.name, lp.header, image.source_of(lp.header), 0, [], 0, "")
+                row.contexts += 1
+                if lp.is_infinite:
+                    row.origin = "halt loop (path ends)"
+                    continue
+                try:
+                    b = bounds.bound(fo, lp, [f.name], ctx)
+                except WcetError:
+                    row.unbounded += 1
+                    continue
+                if b.max not in row.bounds:
+                    row.bounds.append(b.max)
+                row.origin = b.source
+    return sorted(rows.values(), key=lambda r: (r.function, r.header))
+
