@@ -1442,3 +1442,52 @@ KTEST(tcb, threads_reuse_memory_after_revoke)
         n_children = 0;
     }
 }
+
+static volatile seL4_Word read4_pc;
+
+/* ReadRegisters(count 32) from a thread without an IPC buffer: 4 MRs. */
+static void child_read_without_buffer(seL4_Word target, seL4_Word self)
+{
+    seL4_Word m0 = 1, m1 = 32, m2 = 0, m3 = 0;
+    seL4_MessageInfo_t info =
+        seL4_CallWithMRs(target, seL4_MessageInfo_new(TCBReadRegisters, 0, 0, 2), &m0, &m1, &m2, &m3);
+    read4_pc = m0;
+    result_word = (seL4_MessageInfo_get_label(info) << 8) | (seL4_MessageInfo_get_length(info) + 1);
+    child_exit(self);
+}
+
+KTEST(tcb, read_registers_without_ipc_buffer_gives_four)
+{
+    stop_children();
+    child_t *spin = new_child(255);
+    child_t *reader = new_child(255);
+    start_child(spin, (void (*)(seL4_Word, seL4_Word))reg_child, 0, 0, true);
+    yield_n(3);
+    result_word = 0;
+    start_child(reader, child_read_without_buffer, spin->tcb, reader->tcb, true);
+    KASSERT(wait_for(&result_word, 4 + 1));
+    KASSERT_EQ(read4_pc, (seL4_Word)reg_child_spin);
+    stop_children();
+}
+
+KTEST(tcb, invocations_by_send_reply_nothing)
+{
+    stop_children();
+    child_t *c = new_child(255);
+    counter = 0;
+    start_child(c, child_count, 0, c->tcb, true);
+    yield_n(3);
+    KASSERT(counter > 0);
+    /* Send performs the invocation and writes no reply (a1-a5 keep their values). */
+    seL4_Word m0 = 0x77, m1 = 0x88, m2 = 0x99, m3 = 0xaa;
+    seL4_SendWithMRs(c->tcb, seL4_MessageInfo_new(TCBSuspend, 0, 0, 0), &m0, &m1, &m2, &m3);
+    seL4_Word at = counter;
+    yield_n(10);
+    KASSERT_EQ(counter, at);
+    /* NBSend too; an error is dropped silently. */
+    seL4_NBSend(c->tcb, seL4_MessageInfo_new(TCBResume, 0, 0, 0));
+    yield_n(3);
+    KASSERT(counter > at);
+    seL4_NBSend(c->tcb, seL4_MessageInfo_new(TCBReadRegisters, 0, 0, 0)); /* Trunc, not reported */
+    stop_children();
+}
