@@ -11,8 +11,12 @@ Data model (shared with ``microarch``/``cache``/``sim``; stable API):
     ``Program.flatten`` instead get one shared context ``(-entry,)`` (a
     negative first element), extended by their callees as usual; this bounds
     the number of contexts of big programs (``Program.limit_contexts``).
-    Derive callee contexts with ``Program.callee_context(ctx, site, callee)``;
-    ``Program.contexts(entry)`` enumerates the reachable ones, each once.
+    Derive callee contexts with ``Program.callee_context(ctx, site, callee)``
+    (``ctx[:-1]`` is *not* the caller of a shared context: use
+    ``Program.context_callers(entry)``); ``Program.contexts(entry)``
+    enumerates the reachable ones, each once.  A micro-architectural analysis
+    that follows these rules says so with ``SUPPORTS_CONTEXT_POLICY = True``
+    in its module; the driver only shares contexts then.
 
 ``BasicBlock``
     ``start`` (address of the first instruction), ``end`` (address just after
@@ -216,6 +220,18 @@ class Program:
             for site_block, callee in reversed(f.calls):
                 site = f.blocks[site_block].last.addr
                 stack.append((self.callee_context(ctx, site, callee), self.functions[callee]))
+        return out
+
+    def context_callers(self, entry: str | int) -> dict[Context, list[tuple[Context, int]]]:
+        """For every context below ``entry``: the (caller context, call block
+        start) pairs that enter it.  A full call string has one; a shared
+        context has one per call site in every caller context.  Analyses that
+        need "the loops around the call" (persistence) must take all of them."""
+        out: dict[Context, list[tuple[Context, int]]] = {}
+        for ctx, f in self.contexts(entry):
+            for site_block, callee in f.calls:
+                site = f.blocks[site_block].last.addr
+                out.setdefault(self.callee_context(ctx, site, callee), []).append((ctx, site_block))
         return out
 
     def context_counts(self, entry: str | int) -> dict[int, int]:

@@ -133,9 +133,17 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         if model is not None:
             from kairos.wcet import microarch
             supported = getattr(microarch, "SUPPORTS_CONTEXT_POLICY", False)
-        if supported:
-            for s in dict.fromkeys(sp.symbol for sp in specs):
+        for s in dict.fromkeys(sp.symbol for sp in specs):
+            if supported:
                 flattened += program.limit_contexts(s, context_budget)
+            else:
+                n = sum(program.context_counts(s).values())
+                if n > context_budget:
+                    raise WcetError(
+                        f"{s} has {n} call contexts, more than the budget of {context_budget}; the "
+                        f"{model_name} cache analysis cannot share contexts yet (microarch lacks "
+                        f"SUPPORTS_CONTEXT_POLICY): use --model simple, or --context-budget 0 to "
+                        f"inline fully (slow)")
     say("value analysis", 0.1)
     values = ValueInfo(program, sp0=sp_val, bounds=bounds)
     forests = ipet._Forests()
@@ -181,6 +189,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
 
 def context_names(program: Program, ctx: Context, root: str) -> list[str]:
     names = [root]
+    if ctx and ctx[0] < 0:
+        names = ["...", program.functions[-ctx[0]].name]
+        ctx = ctx[1:]
     for site in ctx:
         for f in program.functions.values():
             for bs, callee in f.calls:
@@ -235,7 +246,7 @@ def list_loops(elf: str, entries: list[str], annotations: Annotations | None = N
                     row.origin = "halt loop (path ends)"
                     continue
                 try:
-                    b = bounds.bound(fo, lp, [f.name], ctx)
+                    b = bounds.bound(fo, lp, context_names(program, ctx, program.function(s).name), ctx)
                 except WcetError:
                     row.unbounded += 1
                     continue
