@@ -84,6 +84,26 @@ def test_json_and_html_outputs(elf: Path, tmp_path: Path, capsys) -> None:
     assert "heavy" in text and "<table>" in text and f"{full['bound_cycles']:,}" in text
 
 
+def test_via_view_prunes_without_changing_the_bound(elf: Path) -> None:
+    from kairos.wcet import driver, ipet
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    img = ElfImage(str(elf))
+    p = build_program(img, ["dispatch"])
+    light = img.symbol("light").addr
+    view = p.restricted("dispatch", [light])
+    full_f, view_f = p.function("dispatch"), view.function("dispatch")
+    assert len(view_f.blocks) < len(full_f.blocks)
+    assert all(c == light for _, c in view_f.calls)          # heavy's call site is gone
+    assert len(view.contexts("dispatch")) < len(p.contexts("dispatch"))
+    ba = BoundAnalysis(p)
+    via = [driver._via_constraint(p, ["light"])]
+    on_full = ipet.solve(p, "dispatch", ba, ipet.simple_cost, extra_constraints=via).bound
+    on_view = ipet.solve(view, "dispatch", ba, ipet.simple_cost, extra_constraints=via).bound
+    assert on_full == on_view > 0
+
+
 def test_table_output(elf: Path, capsys) -> None:
     rc = main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--path"])
     assert rc == 0

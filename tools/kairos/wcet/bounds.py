@@ -224,17 +224,17 @@ class BoundAnalysis:
         return self.image.read_int(addr, width, signed)
 
     def consts_in(self, func) -> dict[int, dict[int, int]]:
-        c = self._consts.get((func.entry, self._sp_seed))
+        c = self._consts.get((id(func), self._sp_seed))
         if c is None:
             seed = {2: self._sp_seed} if self._sp_seed is not None else None
             c = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
-            self._consts[(func.entry, self._sp_seed)] = c
+            self._consts[(id(func), self._sp_seed)] = c
         return c
 
     def _sym_in(self, func, cin: dict | None) -> dict[int, dict[int, SymVal]]:
         """Symbolic-base register values per block; ``cin`` (constants per
         block from a calling context) seeds the entry."""
-        key = (func.entry, id(cin) if cin is not None else 0)
+        key = (id(func), id(cin) if cin is not None else 0)
         c = self._sym_cache.get(key)
         if c is None:
             seed = (cin or {}).get(func.entry, {}) if cin is not None else {}
@@ -249,7 +249,7 @@ class BoundAnalysis:
         registers at the call site ending ``ctx`` (recursively along ctx)."""
         if not ctx:
             return self.consts_in(func)
-        key = (func.entry, ctx, self._sp_seed)
+        key = (id(func), ctx, self._sp_seed)
         c = self._ctx_consts.get(key)
         if c is not None:
             return c
@@ -305,7 +305,7 @@ class BoundAnalysis:
         return LoopBound(a.max, a.source + " (stack-relative)", a.total if a.total == b.total else None)
 
     def auto_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
-        key = (loop.func.entry, loop.header)
+        key = (id(loop.func), loop.header)
         if key not in self._auto:
             try:
                 self._auto[key] = self._auto_bound(forest, loop)
@@ -326,7 +326,7 @@ class BoundAnalysis:
         b = self.auto_bound(forest, loop)
         if b is not None or not ctx:
             return b
-        key = (loop.func.entry, loop.header, ctx)
+        key = (id(loop.func), loop.header, ctx)
         if key not in self._auto_ctx:
             try:
                 cin = self.consts_in_context(loop.func, ctx)
@@ -356,7 +356,7 @@ class BoundAnalysis:
         """Data address hull of every memory instruction of a loop nest, from a
         complete abstract execution of the nest (context-free); None if the
         nest could not be interpreted."""
-        key = (outer.func.entry, outer.header, 0, self._sp_seed)
+        key = (id(outer.func), outer.header, 0, self._sp_seed)
         res = self._absexec_cache.get(key)
         if res is None:
             try:
@@ -375,7 +375,7 @@ class BoundAnalysis:
             chain.append(lp)
             lp = lp.parent
         for outer in reversed(chain):     # outermost first: inner loops then see exact outer values
-            key = (loop.func.entry, outer.header, id(cin) if cin is not None else 0, self._sp_seed)
+            key = (id(loop.func), outer.header, id(cin) if cin is not None else 0, self._sp_seed)
             res = self._absexec_cache.get(key)
             if res is None:
                 try:
@@ -606,7 +606,7 @@ class BoundAnalysis:
                 continue
             if la.context and not context_matches(la.context, chain):
                 continue
-            mkey = (id(la), loop.func.entry, loop.header)
+            mkey = (id(la), id(loop.func), loop.header)
             m = self._ann_match_cache.get(mkey)
             if m is None:
                 m = self._ann_matches(la, loop)
@@ -636,7 +636,7 @@ class BoundAnalysis:
         # the innermost loops holding code of that line: a loop whose inner
         # loop also holds some of it is not meant (e.g. the guard of a rotated
         # inner loop sits in the outer loop's body)
-        key = (id(la), func.entry)
+        key = (id(la), id(func))
         targets = self._line_targets.get(key)
         if targets is None:
             from kairos.wcet.loops import find_loops

@@ -277,6 +277,57 @@ class Program:
             self.flatten.add(best)
             chosen.append(self.functions[best].name)
 
+    def restricted(self, entry: str | int, via: Iterable[int]) -> "Program":
+        """A view of the program for the paths from ``entry`` that call every
+        function in ``via``: in the entry function, the blocks that neither
+        reach nor follow a block calling one of them (directly or through its
+        callees) are dropped.  Such blocks are on no admitted path, so every
+        analysis of the view is sound for those paths and does less work
+        (e.g. a trap vector's other handlers disappear from
+        ``trap_entry@handle_interrupt``).  Other functions are shared."""
+        root = self.function(entry)
+        via = set(via)
+        reaches_via: dict[int, bool] = {}
+
+        def calls_via(fe: int) -> bool:          # does fe (transitively) call a via function?
+            if fe in via:
+                return True
+            if fe not in reaches_via:
+                reaches_via[fe] = False
+                reaches_via[fe] = any(calls_via(c) for c in self.callgraph.successors(fe))
+            return reaches_via[fe]
+
+        g = root.graph()
+        hits = {b.start for b in root.blocks.values()
+                if b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is not None and calls_via(b.call_target)}
+        if not hits:
+            return self
+        keep = set(hits)
+        for h in hits:
+            keep |= nx.ancestors(g, h) | nx.descendants(g, h)
+        if len(keep) == len(root.blocks):
+            return self
+        f = Function(root.name, root.entry, returns=root.returns)
+        for bs in keep:
+            b = root.blocks[bs]
+            f.blocks[bs] = BasicBlock(b.start, b.end, b.instrs, b.func, b.kind, [s for s in b.succs if s in keep],
+                                      [q for q in b.preds if q in keep], b.call_target, b.table)
+        f.calls = [(bs, c) for bs, c in root.calls if bs in keep]
+        view = Program(self.image)
+        view.functions = dict(self.functions)
+        view.functions[root.entry] = f
+        view.entries = dict(self.entries)
+        view.flatten = set(self.flatten)
+        view.callgraph = self.callgraph.copy()
+        for c in list(view.callgraph.successors(root.entry)):
+            sites = [f.blocks[bs].last.addr for bs, cc in f.calls if cc == c]
+            if sites:
+                view.callgraph[root.entry][c]["sites"] = sites
+            else:
+                view.callgraph.remove_edge(root.entry, c)
+        view.reindex()
+        return view
+
     def name_of(self, addr: int) -> str:
         f = self.functions.get(addr)
         if f is not None:

@@ -127,20 +127,27 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
             sp_val = int(sp0, 0)
         except ValueError:
             sp_val = image.symbol(sp0).addr
+    # per entry: the program view restricted to its @VIA paths
+    views: dict[str, Program] = {}
+    for sp in specs:
+        if sp.text not in views:
+            views[sp.text] = program.restricted(sp.symbol, [image.symbol(v).addr for v in sp.via]) \
+                if sp.via else program
     flattened: list[str] = []
     if context_budget:
         supported = True
         if model is not None:
             from kairos.wcet import microarch
             supported = getattr(microarch, "SUPPORTS_CONTEXT_POLICY", False)
-        for s in dict.fromkeys(sp.symbol for sp in specs):
+        for sp in specs:
+            view = views[sp.text]
             if supported:
-                flattened += program.limit_contexts(s, context_budget)
+                flattened += [n for n in view.limit_contexts(sp.symbol, context_budget) if n not in flattened]
             else:
-                n = sum(program.context_counts(s).values())
+                n = sum(view.context_counts(sp.symbol).values())
                 if n > context_budget:
                     raise WcetError(
-                        f"{s} has {n} call contexts, more than the budget of {context_budget}; the "
+                        f"{sp.text} has {n} call contexts, more than the budget of {context_budget}; the "
                         f"{model_name} cache analysis cannot share contexts yet (microarch lacks "
                         f"SUPPORTS_CONTEXT_POLICY): use --model simple, or --context-budget 0 to "
                         f"inline fully (slow)")
@@ -154,20 +161,21 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         te = time.perf_counter()
         base = 0.15 + 0.85 * i / n
         costs = None
+        view = views[spec.text]
         if model is not None:
-            costs = costs_cache.get(spec.symbol)
+            costs = costs_cache.get((id(view), spec.symbol))
             if costs is None:
                 say(f"{spec.text}: cache and pipeline analysis", base)
                 from kairos.wcet import microarch
-                costs = microarch.analyse(program, spec.symbol, model, values)
-                costs_cache[spec.symbol] = costs
+                costs = microarch.analyse(view, spec.symbol, model, values)
+                costs_cache[(id(view), spec.symbol)] = costs
             cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
             pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
         else:
             cost_fn, pen_fn = ipet.simple_cost, None
         say(f"{spec.text}: path analysis", base + 0.6 / n)
         extra = [_via_constraint(program, spec.via)] if spec.via else []
-        res = ipet.solve(program, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
+        res = ipet.solve(view, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
                          extra_constraints=extra, forests=forests)
         results.append(EntryResult(spec, res, time.perf_counter() - te, costs))
     unused = bounds.unused_annotations()

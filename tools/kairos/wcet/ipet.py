@@ -152,10 +152,10 @@ class _Forests:
         self.graphs: dict[tuple, "InlinedGraph"] = {}
 
     def get(self, f: Function) -> LoopForest:
-        fo = self._f.get(f.entry)
-        if fo is None:
+        fo = self._f.get(id(f))
+        if fo is None or fo.func is not f:
             fo = find_loops(f)
-            self._f[f.entry] = fo
+            self._f[id(f)] = fo
         return fo
 
 
@@ -262,7 +262,7 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
 
     t0 = time.perf_counter()
     forests = forests or _Forests()
-    gkey = (entry, tuple(sorted(set(stop_at))), id(bounds))
+    gkey = (entry, tuple(sorted(set(stop_at))), id(bounds), id(program))
     g = forests.graphs.get(gkey)
     if g is None:
         g = build_graph(program, entry, bounds, stop_at, forests)
