@@ -956,6 +956,106 @@ KTEST(untyped, reset_of_a_big_untyped_is_preempted)
     KASSERT_EQ(available(ut, bits), (1ul << bits) - 16);
 }
 
+/* ---- random arguments ------------------------------------------------ */
+
+static uint64_t lcg_state = 0x9e3779b97f4a7c15ul;
+static uint64_t rnd(uint64_t n)
+{
+    lcg_state = lcg_state * 6364136223846793005ul + 1442695040888963407ul;
+    return (lcg_state >> 17) % n;
+}
+
+static const seL4_Word type_tag[seL4_ObjectTypeCount] = {
+    TAG_UNTYPED, TAG_THREAD, TAG_ENDPOINT, TAG_NOTIFICATION, TAG_CNODE, TAG_SCHED_CONTEXT,
+    TAG_REPLY,   TAG_FRAME,  TAG_FRAME,    TAG_FRAME,        TAG_PAGE_TABLE,
+};
+
+KTEST(untyped, random_arguments)
+{
+    /* Random (often invalid) retypes from a tree of untypeds into the root
+     * CNode and a small CNode, with the kernel's invariant checker running
+     * after every call in the check flavour. Every reply is an error seL4
+     * can give or a success that created exactly the objects asked for; at
+     * the end one revoke returns every byte. */
+    seL4_CPtr top = carve(20);
+    seL4_CPtr cn = alloc_slot();
+    EXPECT_OK(retype_to(top, seL4_CapTableObject, 4, cn, 1));
+    seL4_CPtr uts[8] = {top};
+    int n_uts = 1;
+    seL4_CPtr window = alloc_slots(64);
+    unsigned ok = 0;
+    for (int iter = 0; iter < 2000; iter++) {
+        seL4_CPtr ut = uts[rnd(n_uts)];
+        seL4_Word type = rnd(16) == 0 ? rnd(1ul << 20) : rnd(seL4_ObjectTypeCount);
+        seL4_Word size_bits = rnd(8) == 0 ? rnd(70) : rnd(12);
+        seL4_Word count = rnd(10) == 0 ? rnd(300) : 1 + rnd(4);
+        seL4_Word depth, index, offset;
+        seL4_CPtr root = ROOT;
+        bool to_cnode = rnd(4) == 0;
+        switch (rnd(6)) {
+        case 0: depth = rnd(70), index = rnd(1ul << 16); break;          /* mostly bad */
+        case 1: depth = 64, index = to_cnode ? cn : window + rnd(64); break; /* maybe not a CNode */
+        default: depth = to_cnode ? 64 : 0, index = to_cnode ? cn : 0; break;
+        }
+        if (rnd(20) == 0)
+            root = window + rnd(64); /* any cap, often not a CNode */
+        offset = to_cnode ? rnd(20) : window + rnd(70);
+        if (!to_cnode && rnd(10) == 0)
+            offset = rnd(1ul << 14);
+        if (!to_cnode && offset < window)
+            offset = window + (offset % 64); /* keep clear of other slots */
+        reply_t r = retype(ut, root, type, size_bits, index, depth, offset, count);
+        switch (r.label) {
+        case seL4_NoError:
+            ok++;
+            KASSERT(type < seL4_ObjectTypeCount);
+            KASSERT_EQ(r.length, 0);
+            if (root == ROOT && depth == 0) { /* into the root CNode at offset */
+                for (seL4_Word i = 0; i < count; i++)
+                    KASSERT_EQ(seL4_DebugCapIdentify(offset + i), type_tag[type]);
+                if (type == seL4_UntypedObject && n_uts < 8)
+                    uts[n_uts++] = offset;
+            }
+            break;
+        case seL4_InvalidArgument:
+            KASSERT_EQ(r.length, 1);
+            KASSERT(r.mr[0] <= 1);
+            break;
+        case seL4_RangeError:
+            KASSERT_EQ(r.length, 2);
+            KASSERT(r.mr[0] <= r.mr[1]);
+            break;
+        case seL4_FailedLookup:
+            KASSERT(r.length >= 2 && r.length <= 5);
+            KASSERT_EQ(r.mr[0], 0);
+            break;
+        case seL4_DeleteFirst:
+            KASSERT_EQ(r.length, 0);
+            break;
+        case seL4_NotEnoughMemory:
+            KASSERT_EQ(r.length, 1);
+            KASSERT(r.mr[0] <= (1ul << 20));
+            break;
+        default:
+            KFAIL("unexpected reply %lu (length %lu)", (unsigned long)r.label, (unsigned long)r.length);
+        }
+        /* Now and then empty the window so that retypes keep succeeding. */
+        if (rnd(50) == 0) {
+            KASSERT_EQ(seL4_CNode_Revoke(ROOT, uts[rnd(n_uts)], 64), seL4_NoError);
+            for (int k = 0; k < n_uts; k++)
+                if (seL4_DebugCapIdentify(uts[k]) != TAG_UNTYPED)
+                    uts[k--] = uts[--n_uts];
+        }
+    }
+    KASSERT_MSG(ok > 100, "only %u retypes succeeded", ok);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, top, 64), seL4_NoError);
+    for (seL4_Word i = 0; i < 64; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(window + i), TAG_NULL);
+    KASSERT_EQ(seL4_DebugCapIdentify(cn), TAG_NULL);
+    expect_no_mem(retype_to(top, seL4_UntypedObject, 20, cn, 2), 1ul << 20);
+    EXPECT_OK(retype_to(top, seL4_UntypedObject, 20, cn, 1));
+}
+
 /* ---- all of memory ---------------------------------------------------- */
 
 /* Fill an untyped of 2^bits bytes completely with objects of one type: the
