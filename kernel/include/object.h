@@ -7,6 +7,7 @@
 #include <arch/context.h>
 #include <cap.h>
 #include <config.h>
+#include <queue.h>
 #include <types.h>
 
 /* Derivation-tree links, as in seL4: slots form one doubly linked list in
@@ -64,6 +65,11 @@ struct tcb {
     vaddr_t ipc_buffer;    /* user address of the IPC buffer, 0 if none */
     struct sched_context *sc;
     struct notification *bound_notification; /* TCB_BindNotification, or NULL */
+    /* While blocked on a notification (or, with IPC, an endpoint): the
+     * object and the links of its wait queue (queue.h). */
+    void *blocking_object;
+    struct tcb *queue_next;
+    struct tcb *queue_prev;
     struct tcb *ready_next; /* ready queue of its priority */
     struct tcb *ready_prev;
     bool in_ready_queue;
@@ -102,16 +108,21 @@ struct sched_context {
 _Static_assert(sizeof(struct sched_context) <= 96, "SC header at most 96 bytes");
 static inline struct refill *sc_refills(struct sched_context *sc) { return (struct refill *)((u8 *)sc + 96); }
 
-/* Notification object (2^6 bytes). Signalling and waiting arrive with the IPC
- * work; what exists now is the binding to a TCB and to a scheduling context,
- * and the queue head the bind checks look at. */
+/* Notification object (2^6 bytes; kernel/object/notification.c). Idle:
+ * nothing pending, nobody waiting. Waiting: threads queued, word unused.
+ * Active: signals arrived and nobody waited; `word` is the OR of their
+ * badges (possibly 0: a signal with badge 0 still makes it active). */
+enum notification_state {
+    NTFN_IDLE = 0, /* zeroed memory is a fresh notification */
+    NTFN_WAITING,
+    NTFN_ACTIVE,
+};
 struct notification {
-    struct tcb *queue_head; /* threads waiting (none until IPC exists) */
-    struct tcb *queue_tail;
-    word_t state;
-    word_t word;            /* accumulated badges */
-    struct tcb *bound_tcb;
-    struct sched_context *sc;
+    struct thread_queue queue; /* waiting threads, by priority */
+    word_t state;              /* enum notification_state */
+    word_t word;               /* accumulated badges while active */
+    struct tcb *bound_tcb;     /* TCB_BindNotification */
+    struct sched_context *sc;  /* SchedContext_Bind: lent to a passive bound waiter */
 };
 _Static_assert(sizeof(struct notification) <= (1u << NOTIFICATION_BITS), "notification fits its object");
 

@@ -26,6 +26,10 @@ void sched_dequeue(struct tcb *t);
  * priority is at least the current thread's, the current thread yields to
  * it (and runs right after it). */
 void sched_yield_to(struct tcb *target);
+/* Take t out of whatever it is blocked on (seL4's cancelIPC): a
+ * notification's queue now, endpoint and reply queues with the IPC work.
+ * t is left inactive. */
+void thread_cancel_blocking(struct tcb *t);
 /* seL4's suspend: cancel what t was doing and make it inactive. A running
  * thread continues after its ecall (or interrupted instruction) if resumed. */
 void thread_suspend(struct tcb *t);

@@ -5,6 +5,7 @@
 #include <invariants.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <notification.h>
 #include <preemption.h>
 #include <arch/machine.h>
 #include <thread.h>
@@ -58,6 +59,8 @@ void reply_error(struct tcb *t, const struct syscall_error *e)
     t->ctx.x[REG_A1] = msginfo_new(e->code, 0, 0, clamp_length(t, e->n));
 }
 
+static void unknown_syscall(struct tcb *t, word_t number);
+
 static void cap_fault(struct tcb *t, cptr_t cptr, bool recv_phase)
 {
     struct fault f = {0};
@@ -93,8 +96,23 @@ struct syscall_error failed_lookup_error(bool source, const struct lookup_failur
     return e;
 }
 
-static struct syscall_error decode_invocation(struct invocation *inv)
+/* first_phase: the send phase of ReplyRecv, NBSendRecv and NBSendWait,
+ * where seL4 refuses TCB, Domain, CNode, SchedControl and SchedContext caps
+ * (errors-by-invocation.md G5; nothing is replied in that phase). */
+static struct syscall_error decode_invocation(struct invocation *inv, bool first_phase)
 {
+    if (first_phase) {
+        switch (cap_type(inv->cap)) {
+        case CAP_THREAD:
+        case CAP_DOMAIN:
+        case CAP_CNODE:
+        case CAP_SCHED_CONTROL:
+        case CAP_SCHED_CONTEXT:
+            return error1(ERR_INVALID_CAPABILITY, 0);
+        default:
+            break;
+        }
+    }
     switch (cap_type(inv->cap)) {
     case CAP_NULL:
     case CAP_ZOMBIE:
@@ -120,8 +138,13 @@ static struct syscall_error decode_invocation(struct invocation *inv)
     case CAP_ASID_CONTROL:
     case CAP_ASID_POOL:
         return arch_decode_invocation(inv);
-    case CAP_ENDPOINT:
     case CAP_NOTIFICATION:
+        /* Signal (Send, NBSend; Call also gets an empty reply). */
+        if (!(cap_rights(inv->cap) & RIGHT_WRITE))
+            return error1(ERR_INVALID_CAPABILITY, 0);
+        notification_signal(notification_from_cap(inv->cap), cap_badge(inv->cap));
+        return no_error();
+    case CAP_ENDPOINT:
     case CAP_REPLY:
         /* Message passing on these arrives with the IPC work. */
         return error0(ERR_ILLEGAL_OPERATION);
@@ -129,15 +152,17 @@ static struct syscall_error decode_invocation(struct invocation *inv)
     return error1(ERR_INVALID_CAPABILITY, 0);
 }
 
-static void handle_invocation(struct tcb *t, bool call, bool blocking)
+/* Invoke the cap at cptr with the message in a1-a5 (and the IPC buffer).
+ * Returns false if a long operation was preempted: the system call will be
+ * re-executed, so a receive phase must not follow. */
+static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocking, bool first_phase)
 {
-    cptr_t cptr = t->ctx.x[REG_A0];
     word_t info = t->ctx.x[REG_A1];
     struct lookup_result r = lookup_cap_slot(t, cptr);
     if (!r.slot) {
         if (blocking)
             cap_fault(t, cptr, false);
-        return;
+        return true;
     }
     struct invocation inv = {.caller = t,
                              .label = msginfo_label(info),
@@ -156,7 +181,7 @@ static void handle_invocation(struct tcb *t, bool call, bool blocking)
         if (!er.slot) {
             if (blocking)
                 cap_fault(t, extra, false);
-            return;
+            return true;
         }
         inv.extra_slot[i] = er.slot;
         inv.extra[i] = er.slot->cap;
@@ -165,20 +190,55 @@ static void handle_invocation(struct tcb *t, bool call, bool blocking)
     if (!buf && inv.length > NUM_MSG_REGISTERS)
         inv.length = NUM_MSG_REGISTERS;
 
-    struct syscall_error err = decode_invocation(&inv);
+    struct syscall_error err = decode_invocation(&inv, first_phase);
     if (err.code == ERR_PREEMPTED) {
         /* Re-execute the ecall once the pending interrupt has been handled. */
         t->ctx.pc = t->ctx.fault_ip;
         debug_counters[COUNTER_PREEMPTION_RESTARTS]++;
         handle_pending_interrupts();
-        return;
+        return false;
     }
     if (!call)
-        return;
+        return true;
     if (err.code != ERR_NONE)
         reply_error(t, &err);
     else if (t->state == THREAD_RUNNING || t->state == THREAD_RESTART)
         reply_success(t, inv.n_reply);
+    return true;
+}
+
+/* The receive phase (seL4's handleRecv) on the cap at a0. A notification
+ * needs Read and must be unbound or bound to the receiver; the reply
+ * register is ignored for it (behaviour.md c.4). Anything else but an
+ * endpoint, an empty slot or a failed lookup is a cap fault in the receive
+ * phase. Receiving on an endpoint is the IPC work's: until then it stays an
+ * unknown system call, as before. */
+static void handle_recv(struct tcb *t, word_t number, bool blocking)
+{
+    cptr_t cptr = t->ctx.x[REG_A0];
+    struct lookup_result r = lookup_cap_slot(t, cptr);
+    if (!r.slot) {
+        cap_fault(t, cptr, true);
+        return;
+    }
+    cap_t c = r.slot->cap;
+    switch (cap_type(c)) {
+    case CAP_NOTIFICATION: {
+        struct notification *n = notification_from_cap(c);
+        if (!(cap_rights(c) & RIGHT_READ) || (n->bound_tcb && n->bound_tcb != t)) {
+            cap_fault(t, cptr, true);
+            return;
+        }
+        notification_receive(t, n, blocking);
+        return;
+    }
+    case CAP_ENDPOINT:
+        unknown_syscall(t, number);
+        return;
+    default:
+        cap_fault(t, cptr, true);
+        return;
+    }
 }
 
 static void unknown_syscall(struct tcb *t, word_t number)
@@ -209,13 +269,36 @@ void handle_syscall(word_t number)
     t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
     switch ((sword_t)number) {
     case SYS_CALL:
-        handle_invocation(t, true, true);
+        handle_invocation(t, t->ctx.x[REG_A0], true, true, false);
         break;
     case SYS_SEND:
-        handle_invocation(t, false, true);
+        handle_invocation(t, t->ctx.x[REG_A0], false, true, false);
         break;
     case SYS_NB_SEND:
-        handle_invocation(t, false, false);
+        handle_invocation(t, t->ctx.x[REG_A0], false, false, false);
+        break;
+    case SYS_RECV:
+    case SYS_WAIT:
+        handle_recv(t, number, true);
+        break;
+    case SYS_NB_RECV:
+    case SYS_NB_WAIT:
+        handle_recv(t, number, false);
+        break;
+    /* Send phase, then receive (behaviour.md c.1): the send is non-blocking
+     * and never replies (a failed lookup or a decode error is silent); only
+     * a preempted send stops the receive, and the whole call restarts. */
+    case SYS_REPLY_RECV:
+        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true))
+            handle_recv(t, number, true);
+        break;
+    case SYS_NB_SEND_RECV:
+        if (handle_invocation(t, t->ctx.x[REG_T0], false, false, true))
+            handle_recv(t, number, true);
+        break;
+    case SYS_NB_SEND_WAIT:
+        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true))
+            handle_recv(t, number, true);
         break;
     case SYS_YIELD:
         sched_enqueue(t); /* to the tail of its priority: others of equal priority go first */
@@ -246,8 +329,8 @@ void handle_syscall(word_t number)
         break;
 #endif
     default:
-        /* Includes the receive-side calls until IPC exists, and
-         * DebugSendIPI, which a single-core seL4 does not compile. */
+        /* DebugSendIPI, which a single-core seL4 does not compile, and
+         * every number outside the ABI. */
         unknown_syscall(t, number);
         break;
     }

@@ -12,6 +12,7 @@
 #include <arch/machine.h>
 #include <arch/vspace.h>
 #include <kernel.h>
+#include <notification.h>
 #include <schedcontext.h>
 #include <string.h>
 #include <thread.h>
@@ -204,12 +205,13 @@ void thread_schedule(struct tcb *t)
         queue_insert(t, false);
 }
 
-/* Take t out of whatever it is blocked on. Endpoint, notification and reply
- * queues arrive with the IPC work, which must hook in here; until then no
- * thread can be blocked. */
-static void thread_cancel_blocking(struct tcb *t)
+/* Take t out of whatever it is blocked on (seL4's cancelIPC); t is left
+ * inactive. Notifications hook in here; endpoint and reply queues arrive
+ * with the IPC work, which adds its cases. */
+void thread_cancel_blocking(struct tcb *t)
 {
-    (void)t;
+    if (t->state == THREAD_BLOCKED_ON_NOTIFICATION)
+        notification_cancel_signal(t);
 }
 
 void thread_suspend(struct tcb *t)
@@ -241,6 +243,9 @@ void thread_set_priority(struct tcb *t, u32 prio)
         queue_insert(t, false);
     } else {
         t->priority = prio;
+        /* Wait queues are ordered by priority (seL4's reorderNTFN). */
+        if (t->state == THREAD_BLOCKED_ON_NOTIFICATION)
+            notification_reorder(t);
     }
 }
 

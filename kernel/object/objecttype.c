@@ -6,7 +6,9 @@
  * functions in arch/riscv/object/objecttype.c; object creation lives with
  * Untyped_Retype in untyped.c. */
 #include <cdt.h>
+#include <irq.h>
 #include <kernel.h>
+#include <notification.h>
 #include <objecttype.h>
 #include <schedcontext.h>
 #include <thread.h>
@@ -212,17 +214,10 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
          * adds them, so there is nothing to cancel yet. */
         return r;
     case CAP_NOTIFICATION:
-        if (final) {
-            struct notification *n = (struct notification *)paddr_to_kptr(cap_obj(c));
-            /* seL4: schedContext_unbindNtfn, unbindMaybeNotification, then
-             * cancelAllSignals (IPC hook: no waiters exist yet). */
-            if (n->sc)
-                sched_context_unbind_notification(n->sc);
-            if (n->bound_tcb) {
-                n->bound_tcb->bound_notification = NULL;
-                n->bound_tcb = NULL;
-            }
-        }
+        /* seL4: schedContext_unbindNtfn, unbindMaybeNotification, then
+         * cancelAllSignals (waiters restart). */
+        if (final)
+            notification_finalise(notification_from_cap(c));
         return r;
     case CAP_REPLY:
         /* IPC hook: the last cap to a reply object cancels the call waiting
@@ -235,9 +230,11 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
     case CAP_IRQ_CONTROL:
         return r;
     case CAP_IRQ_HANDLER:
-        /* IRQ hook: the last handler cap frees its IRQ for IRQControl_Get
-         * (seL4's deletedIRQHandler). The IRQ objects' work adds the state;
-         * there is none to update yet. */
+        /* The last handler cap frees its IRQ for IRQControl_Get: its
+         * notification cap goes, the IRQ is masked and inactive (seL4's
+         * deletingIRQHandler and deletedIRQHandler). */
+        if (final)
+            irq_handler_deleted(cap_irq(c));
         return r;
     case CAP_SCHED_CONTEXT:
         if (final)

@@ -8,6 +8,7 @@
 #include <cdt.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <notification.h>
 #include <objecttype.h>
 #include <schedcontext.h>
 #include <thread.h>
@@ -406,22 +407,14 @@ static struct syscall_error decode_bind_notification(struct invocation *inv, str
         return error0(ERR_ILLEGAL_OPERATION);
     if (!(cap_rights(c) & RIGHT_READ))
         return error0(ERR_ILLEGAL_OPERATION);
-    struct notification *n = (struct notification *)paddr_to_kptr(cap_obj(c));
-    if (n->queue_head || n->bound_tcb)
+    struct notification *n = notification_from_cap(c);
+    if (!tqueue_empty(&n->queue) || n->bound_tcb)
         return error0(ERR_ILLEGAL_OPERATION);
-    n->bound_tcb = target;
-    target->bound_notification = n;
+    notification_bind_tcb(n, target);
     return no_error();
 }
 
-static void unbind_notification(struct tcb *t)
-{
-    struct notification *n = t->bound_notification;
-    if (!n)
-        return;
-    n->bound_tcb = NULL;
-    t->bound_notification = NULL;
-}
+static void unbind_notification(struct tcb *t) { notification_unbind_tcb(t); }
 
 static struct syscall_error decode_set_flags(struct invocation *inv, struct tcb *target)
 {

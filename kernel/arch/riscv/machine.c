@@ -6,6 +6,7 @@
 #include <arch/memory.h>
 #include <arch/sbi.h>
 #include <fdt.h>
+#include <irq.h>
 #include <kernel.h>
 #include <preemption.h>
 
@@ -20,6 +21,7 @@ static u32 plic_ndev;
 
 /* Hart 0's supervisor context on QEMU virt's PLIC is context 1. */
 #define PLIC_CONTEXT 1
+#define PLIC_PRIORITY_OFFSET 0
 #define PLIC_ENABLE_OFFSET (0x2000 + 0x80 * PLIC_CONTEXT)
 #define PLIC_THRESHOLD_OFFSET (0x200000 + 0x1000 * PLIC_CONTEXT)
 #define PLIC_CLAIM_OFFSET (PLIC_THRESHOLD_OFFSET + 4)
@@ -80,17 +82,54 @@ void machine_disable_timeout(void) { machine_set_timeout(~0ull); }
 
 void machine_init_interrupts(const struct fdt_info *fdt)
 {
-    if (fdt->plic.size == 0)
-        return;
-    plic = (volatile u32 *)paddr_to_kptr(fdt->plic.base);
-    plic_ndev = fdt->plic_ndev;
-    for (u32 word = 0; word <= plic_ndev / 32; word++)
-        plic[(PLIC_ENABLE_OFFSET / 4) + word] = 0;
-    plic[PLIC_THRESHOLD_OFFSET / 4] = 0;
+    if (fdt->plic.size != 0) {
+        plic = (volatile u32 *)paddr_to_kptr(fdt->plic.base);
+        plic_ndev = fdt->plic_ndev;
+        /* Every source disabled; priority 1 (0 would mean "never") so an
+         * enabled source interrupts above threshold 0. */
+        for (u32 word = 0; word <= plic_ndev / 32; word++)
+            plic[(PLIC_ENABLE_OFFSET / 4) + word] = 0;
+        for (u32 irq = 1; irq <= plic_ndev; irq++)
+            plic[PLIC_PRIORITY_OFFSET / 4 + irq] = 1;
+        plic[PLIC_THRESHOLD_OFFSET / 4] = 0;
+    }
+    irq_init(plic_ndev);
 }
 
-/* Until user-level interrupt handlers exist (IRQHandler caps), an external
- * interrupt is claimed, its source masked and completed, so it cannot storm. */
+static bool plic_source(word_t irq) { return plic && irq != 0 && irq <= plic_ndev; }
+
+void machine_irq_mask(word_t irq)
+{
+    if (plic_source(irq))
+        plic[(PLIC_ENABLE_OFFSET / 4) + irq / 32] &= ~(1u << (irq % 32));
+}
+
+void machine_irq_unmask(word_t irq)
+{
+    if (plic_source(irq))
+        plic[(PLIC_ENABLE_OFFSET / 4) + irq / 32] |= 1u << (irq % 32);
+}
+
+void machine_irq_complete(word_t irq)
+{
+    if (!plic_source(irq))
+        return;
+    /* The PLIC ignores the completion of a source that is not enabled for
+     * this context: enable it for the write if it is masked. Interrupts
+     * are off in the kernel (sstatus.SIE = 0), so this cannot trap. */
+    volatile u32 *enable = &plic[(PLIC_ENABLE_OFFSET / 4) + irq / 32];
+    u32 bit = 1u << (irq % 32);
+    u32 was = *enable;
+    if (!(was & bit))
+        *enable = was | bit;
+    plic[PLIC_CLAIM_OFFSET / 4] = (u32)irq;
+    if (!(was & bit))
+        *enable = was;
+}
+
+/* One external interrupt: claim it and hand it to the IRQ code, which masks
+ * it and signals its handler's notification. Another pending source keeps
+ * SEIP raised and is taken on the next trap. */
 static void plic_handle(void)
 {
     if (!plic)
@@ -98,9 +137,7 @@ static void plic_handle(void)
     u32 irq = plic[PLIC_CLAIM_OFFSET / 4];
     if (irq == 0)
         return;
-    if (irq <= plic_ndev)
-        plic[(PLIC_ENABLE_OFFSET / 4) + irq / 32] &= ~(1u << (irq % 32));
-    plic[PLIC_CLAIM_OFFSET / 4] = irq;
+    irq_handle(irq);
 }
 
 unsigned machine_handle_pending_interrupts(void)

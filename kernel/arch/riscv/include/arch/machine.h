@@ -21,6 +21,11 @@ bool machine_has_sstc(void);
 #define MACHINE_IRQ_TIMER 1u
 #define MACHINE_IRQ_EXTERNAL 2u
 unsigned machine_handle_pending_interrupts(void);
+/* PLIC sources (1..riscv,ndev; others are ignored): disable, enable, and
+ * complete a claim (kernel/object/irq.c decides when). */
+void machine_irq_mask(word_t irq);
+void machine_irq_unmask(word_t irq);
+void machine_irq_complete(word_t irq);
 /* Wait for an interrupt to become pending (interrupts stay masked in the kernel). */
 void machine_wait_for_interrupt(void);
 
