@@ -56,6 +56,16 @@ def main(args: argparse.Namespace) -> int:
     except RecursionError:
         print("kairos wcet: error: program structure too deep to analyse (recursion limit)", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # an analyser bug: one line, traceback on request
+        import os
+        if os.environ.get("KAIROS_WCET_DEBUG"):
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"kairos wcet: error: internal error ({type(exc).__name__}: {msg}); "
+              f"set KAIROS_WCET_DEBUG=1 for a traceback", file=sys.stderr)
+        return 2
 
 
 def _run(args: argparse.Namespace, err) -> int:

@@ -220,12 +220,12 @@ class ValueInfo:
             i -= 1
         return None
 
-    def _loop_ivs(self, f: Function) -> dict[int, tuple[set, dict[int, tuple[int, int]]]]:
+    def _loop_ivs(self, f: Function) -> dict[int, tuple[set, dict[int, tuple[int, int, bool]]]]:
         """Per loop header: (entry-edge sources, {reg: (step, N)}) for registers
         whose only definition in the loop is ``addi r, r, step`` outside inner
         loops (so it runs at most once per iteration), N = header bound."""
         from kairos.wcet.loops import find_loops
-        out: dict[int, tuple[set, dict[int, tuple[int, int]]]] = {}
+        out: dict[int, tuple[set, dict[int, tuple[int, int, bool]]]] = {}
         try:
             forest = find_loops(f)
         except WcetError:
@@ -249,8 +249,8 @@ class ValueInfo:
                     bs, ins = dl[0]
                     if forest.innermost.get(bs) is not lp:
                         continue
-                    if ins.mnemonic == "addi" and ins.rd == r and ins.rs1 == r and ins.imm != 0:
-                        ivs[r] = (ins.imm, bound)
+                    if ins.mnemonic in ("addi", "addiw") and ins.rd == r and ins.rs1 == r and ins.imm != 0:
+                        ivs[r] = (ins.imm, bound, ins.mnemonic == "addiw")
             out[lp.header] = ({p for p, _ in lp.entry_edges}, ivs)
         return out
 
@@ -353,7 +353,7 @@ class ValueInfo:
         if header is not None:
             entries, ivs = header
             ent = [edge_out[(p, t)] for p in entries if (p, t) in edge_out]
-            for r, (step, bound) in ivs.items():
+            for r, (step, bound, w32) in ivs.items():
                 vals = [e.get(r) for e in ent]
                 if not ent or any(v is None or v[0] == "obj" for v in vals):
                     new.pop(r, None)
@@ -365,7 +365,11 @@ class ValueInfo:
                     new.pop(r, None)
                     continue
                 span = step * bound
-                new[r] = (kind, lo + min(0, span), hi + max(0, span))
+                lo, hi = lo + min(0, span), hi + max(0, span)
+                if w32 and not (kind == "abs" and -(1 << 31) <= lo and hi < (1 << 31)):
+                    new.pop(r, None)       # a 32-bit counter that may wrap
+                    continue
+                new[r] = (kind, lo, hi)
         return new
 
     def _step(self, regs: dict[int, Val], ins: Instr, f: Function) -> None:
@@ -430,7 +434,8 @@ class ValueInfo:
             elif a is not None and b is not None and b[0] == "abs" and a[0] != "obj":
                 v = (a[0], a[1] - b[2], a[2] - b[1])
         elif m in ("slli", "slliw"):
-            if a is not None and a[0] == "abs" and a[1] >= 0 and a[2] < (1 << (62 - ins.imm)):
+            lim = 1 << max(0, (62 if m == "slli" else 31) - ins.imm)
+            if a is not None and a[0] == "abs" and -lim <= a[1] and a[2] < lim:
                 v = ("abs", a[1] << ins.imm, a[2] << ins.imm)
         elif m in ("srli", "srai"):
             if a is not None and a[0] == "abs" and a[1] >= 0:
