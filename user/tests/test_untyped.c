@@ -1059,8 +1059,9 @@ KTEST(untyped, random_arguments)
 /* ---- all of memory ---------------------------------------------------- */
 
 /* Fill an untyped of 2^bits bytes completely with objects of one type: the
- * biggest frames that fit, else 64 KiB CNodes, TCBs or endpoints. Returns
- * the number of caps made. */
+ * biggest frames that fit, else TCBs or endpoints. Returns the number of
+ * caps made. (No big CNodes: the check flavour's invariant checker walks
+ * every slot of every CNode after each system call.) */
 static seL4_Word fill_untyped(seL4_CPtr ut, seL4_Word bits)
 {
     seL4_Word type, size_bits = 0, obj_bits;
@@ -1068,8 +1069,8 @@ static seL4_Word fill_untyped(seL4_CPtr ut, seL4_Word bits)
         type = seL4_RISCV_Giga_Page, obj_bits = 30;
     } else if (bits >= 21) {
         type = seL4_RISCV_Mega_Page, obj_bits = 21;
-    } else if (bits >= 16) {
-        type = seL4_CapTableObject, size_bits = 11, obj_bits = 16;
+    } else if (bits >= 12) {
+        type = seL4_RISCV_4K_Page, obj_bits = 12;
     } else if (bits >= 11) {
         type = seL4_TCBObject, obj_bits = 11;
     } else {
