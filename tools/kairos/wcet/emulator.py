@@ -43,10 +43,10 @@ def _s32(x: int) -> int:
 @dataclass
 class Trace:
     """One run: instruction addresses, and per instruction the data address
-    (-1 when the instruction does not access memory) and access width."""
+    and access width (width 0: the instruction does not access memory)."""
 
     pcs: array = field(default_factory=lambda: array("Q"))
-    daddrs: array = field(default_factory=lambda: array("q"))
+    daddrs: array = field(default_factory=lambda: array("Q"))
     widths: array = field(default_factory=lambda: array("B"))
     entry: str = ""
     stop: str = ""           # "return", "ebreak", "ecall", ...
@@ -57,7 +57,7 @@ class Trace:
 
     def append(self, pc: int, daddr: int = -1, width: int = 0) -> None:
         self.pcs.append(pc)
-        self.daddrs.append(daddr)
+        self.daddrs.append(daddr & MASK if width else 0)
         self.widths.append(width)
 
 

@@ -82,8 +82,8 @@ def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1)
         cls = ins.cls
         if cls in MEM_CLASSES:
             a = daddrs[i]
-            w = widths[i] or ins.mem_width
-            if a < 0:
+            w = widths[i]
+            if w == 0:
                 if trace.has_data:
                     raise WcetError(f"trace: memory instruction at {pc:#x} has no data address")
                 # PC-only trace: charge the worst data access.

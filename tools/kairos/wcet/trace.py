@@ -39,7 +39,7 @@ def save_trace(trace: Trace, path: str | Path) -> None:
         fh.write(f"{_HEADER} entry={trace.entry or '-'} stop={trace.stop or '-'} "
                  f"data={int(trace.has_data)}\n")
         for pc, a, w in zip(trace.pcs, trace.daddrs, trace.widths):
-            if a >= 0:
+            if w:
                 fh.write(f"{pc:x} {a:x} {w}\n")
             else:
                 fh.write(f"{pc:x}\n")
