@@ -156,13 +156,22 @@ static struct syscall_error decode_unbind_object(struct sched_context *sc, struc
     }
 }
 
-/* Report the consumed time in MR0 (µs, rounded down) and reset it. */
-static void reply_consumed(struct sched_context *sc, struct invocation *inv)
+/* Report the consumed time in MR0 (µs, rounded down) and reset it. Only a
+ * Call gets the reply: Send and NBSend write nothing back (behaviour.md c.2),
+ * except for seL4's quirk that a YieldTo that really yields answers even
+ * when it was sent (`always`). */
+static void reply_consumed(struct sched_context *sc, struct invocation *inv, bool always)
 {
     sched_commit_time();
-    set_mr(inv->caller, 0, ticks_to_us(sc->consumed));
+    word_t us = ticks_to_us(sc->consumed);
     sc->consumed = 0;
-    inv->n_reply = 1;
+    if (inv->call) {
+        set_mr(inv->caller, 0, us);
+        inv->n_reply = 1;
+    } else if (always) {
+        set_mr(inv->caller, 0, us);
+        reply_success(inv->caller, 1); /* seen when the caller runs again */
+    }
 }
 
 struct syscall_error decode_sched_context_invocation(struct invocation *inv)
@@ -180,7 +189,7 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv)
     case INV_SCHED_CONTEXT_UNBIND_OBJECT:
         return decode_unbind_object(sc, inv);
     case INV_SCHED_CONTEXT_CONSUMED:
-        reply_consumed(sc, inv);
+        reply_consumed(sc, inv, false);
         return no_error();
     case INV_SCHED_CONTEXT_YIELD_TO: {
         struct tcb *t = sc->tcb;
@@ -190,8 +199,9 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv)
          * and, at the caller's priority or above, runs before the caller.
          * The consumed time is reported now rather than when the caller next
          * runs (the scheduling issue completes YieldTo). */
+        bool yields = thread_is_schedulable(t) && t->priority >= inv->caller->priority;
         sched_yield_to(t);
-        reply_consumed(sc, inv);
+        reply_consumed(sc, inv, yields);
         return no_error();
     }
     default:

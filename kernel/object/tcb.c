@@ -424,8 +424,10 @@ static struct syscall_error decode_set_flags(struct invocation *inv, struct tcb 
     word_t set = get_mr(inv->caller, 1);
     word_t flags = (target->flags & ~clear) | (set & TCB_FLAG_FPU_DISABLED);
     thread_set_flags(target, flags);
-    set_mr(inv->caller, 0, flags);
-    inv->n_reply = 1;
+    if (inv->call) { /* Send and NBSend write nothing back */
+        set_mr(inv->caller, 0, flags);
+        inv->n_reply = 1;
+    }
     return no_error();
 }
 
