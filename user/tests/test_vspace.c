@@ -248,7 +248,7 @@ KTEST(vspace, page_map_checks_in_order)
     /* Remap at its own address is allowed (rights change). */
     uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_Page_Map(bif, ROOT_VSPACE, bi_va, seL4_CanRead, 0), seL4_NoError);
-    printf("vspace: instret of Page_Map (remap): %lu\n", (unsigned long)(instret() - t0));
+    printf("vspace: instret (exact only under --icount) of Page_Map (remap): %lu\n", (unsigned long)(instret() - t0));
     KASSERT_EQ(bi()->nodeID, 0);
     EXPECT_ERR(seL4_RISCV_Page_Map(bif, ROOT_VSPACE, bi_va, seL4_AllRights, 0), seL4_NoError);
     KASSERT_EQ(bi()->numNodes, 1);
@@ -475,7 +475,7 @@ KTEST(vspace, page_table_unmap_and_delete)
      * below 21 is missing again. */
     uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_PageTable_Unmap(l2), seL4_NoError);
-    printf("vspace: instret of PageTable_Unmap (clears the table): %lu\n", (unsigned long)(instret() - t0));
+    printf("vspace: instret (exact only under --icount) of PageTable_Unmap (clears the table): %lu\n", (unsigned long)(instret() - t0));
     seL4_CPtr g = alloc_frame();
     EXPECT_FL_MISSING(seL4_RISCV_Page_Map(g, ROOT_VSPACE, PT_GIB + 0x1000, seL4_AllRights, 0), 21);
     /* Remapping the table (zeroed by Unmap): its old entry is gone. */
@@ -660,7 +660,7 @@ KTEST(vspace, make_pool_checks_and_second_vspace)
     /* Success: the pool cap is in dest, the untyped is used up. */
     uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_ASIDControl_MakePool(seL4_CapASIDControl, ut, ROOT_CNODE, dest, DEPTH), seL4_NoError);
-    printf("vspace: instret of ASIDControl_MakePool: %lu\n", (unsigned long)(instret() - t0));
+    printf("vspace: instret (exact only under --icount) of ASIDControl_MakePool: %lu\n", (unsigned long)(instret() - t0));
     KASSERT_EQ(seL4_DebugCapIdentify(dest), 13);
     EXPECT_ERR(seL4_Untyped_Retype(ut, seL4_EndpointObject, 0, ROOT_CNODE, 0, 0, slot_alloc(), 1),
                seL4_NotEnoughMemory);
@@ -746,7 +746,7 @@ KTEST(vspace, pool_holds_512)
     uint64_t t0 = instret();
     EXPECT_ERR(seL4_RISCV_ASIDPool_Assign(pool, extra), seL4_DeleteFirst);
     uint64_t full_cost = instret() - t0;
-    printf("vspace: instret of ASIDPool_Assign: first ASID %lu, last ASID %lu, full pool %lu\n",
+    printf("vspace: instret (exact only under --icount) of ASIDPool_Assign: first ASID %lu, last ASID %lu, full pool %lu\n",
            (unsigned long)first_cost, (unsigned long)last_cost, (unsigned long)full_cost);
     /* Deleting one root frees its ASID. */
     slot_free(first);
