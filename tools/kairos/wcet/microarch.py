@@ -52,7 +52,11 @@ from kairos.wcet.isa import Instr, InstrClass
 from kairos.wcet.model import ProcessorModel
 from kairos.wcet.pipeline import ANY_RANGE, MEM_CLASSES, NREGS, PipeState, join_residual, step
 
-__all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification"]
+__all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification", "SUPPORTS_CONTEXT_POLICY"]
+
+#: Callee contexts are derived with ``Program.callee_context`` and shared
+#: contexts (several callers) are handled: see ``compute_persistence``.
+SUPPORTS_CONTEXT_POLICY = True
 
 _WRITES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
 
@@ -210,7 +214,7 @@ class _Analysis:
             if b.kind is Term.RETURN:
                 out.append((ctx, b.start))
             elif b.kind is Term.TAILCALL and b.call_target is not None:
-                sub = ctx + (b.last.addr,)
+                sub = self.p.callee_context(ctx, b.last.addr, b.call_target)
                 if sub in self.ctx_func:
                     out.extend(self.exits(sub, memo))
         return out
@@ -232,7 +236,7 @@ class _Analysis:
             f = self.ctx_func[ctx]
             b = f.blocks[s]
             if b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is not None:
-                sub = ctx + (b.last.addr,)
+                sub = self.p.callee_context(ctx, b.last.addr, b.call_target)
                 callee = self.ctx_func.get(sub)
                 if callee is None:
                     raise WcetError(f"internal: no context for call at {b.last.addr:#x}")
@@ -276,26 +280,47 @@ class _Analysis:
     def compute_persistence(self) -> None:
         """For each block in context: the enclosing loops, outermost first,
         as (context, header) keys; and, per loop, the persistent lines."""
-        # Loops enclosing each (ctx, block), including those around call sites.
-        encl_ctx: dict[Context, list[tuple[Context, int]]] = {(): []}
-        ctx_order = sorted(self.ctx_func, key=len)
-        loops_by_ctx: dict[Context, Any] = {}
-        for ctx in ctx_order:
-            f = self.ctx_func[ctx]
-            lf = self.loops_of(f)
-            loops_by_ctx[ctx] = lf
-            if ctx:
-                parent = ctx[:-1]
-                pf = self.ctx_func[parent]
-                site_block = None
-                for b in pf.blocks.values():
-                    if b.last.addr == ctx[-1] and b.kind in (Term.CALL, Term.TAILCALL):
-                        site_block = b.start
-                        break
-                encl_ctx[ctx] = encl_ctx[parent] + self._block_loops(parent, loops_by_ctx[parent],
-                                                                     site_block)
-        self.encl_ctx = encl_ctx
+        # Loops around each context's execution, including those around its
+        # call sites.  A shared context (Program.flatten) has several callers:
+        # ``around_all`` holds the loops around *every* call of it (where a
+        # first miss may be charged), ``around_any`` those around *some* call
+        # (whose touched lines include the context's).
+        callers = self.p.context_callers(self.entry)
+        loops_by_ctx: dict[Context, Any] = {ctx: self.loops_of(f) for ctx, f in self.ctx_func.items()}
         self.loops_by_ctx = loops_by_ctx
+        around_all: dict[Context, list[tuple[Context, int]]] = {(): []}
+        around_any: dict[Context, list[tuple[Context, int]]] = {(): []}
+
+        def resolve(ctx: Context) -> None:
+            stack = [ctx]
+            while stack:
+                c = stack[-1]
+                if c in around_all:
+                    stack.pop()
+                    continue
+                pend = [pc for pc, _ in callers.get(c, []) if pc not in around_all]
+                if pend:
+                    stack.extend(pend)
+                    continue
+                stack.pop()
+                alls: list[list[tuple[Context, int]]] = []
+                anys: list[tuple[Context, int]] = []
+                for pc, site_block in callers.get(c, []):
+                    here = self._block_loops(pc, loops_by_ctx[pc], site_block)
+                    alls.append(around_all[pc] + here)
+                    for k in around_any[pc] + here:
+                        if k not in anys:
+                            anys.append(k)
+                if alls:
+                    common = set(alls[0]).intersection(*alls[1:])
+                    around_all[c] = [k for k in alls[0] if k in common]
+                else:
+                    around_all[c] = []
+                around_any[c] = anys
+
+        for ctx in self.ctx_func:
+            resolve(ctx)
+        self.around_all, self.around_any = around_all, around_any
         # Lines touched per loop key.
         itouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
         dtouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
@@ -311,8 +336,9 @@ class _Analysis:
         for ctx, f in self.ctx_func.items():
             lf = loops_by_ctx[ctx]
             for b in f.blocks.values():
-                keys = top + encl_ctx[ctx] + self._block_loops(ctx, lf, b.start)
-                self.block_loops[(ctx, b.start)] = keys
+                own = self._block_loops(ctx, lf, b.start)
+                self.block_loops[(ctx, b.start)] = top + around_all[ctx] + own
+                keys = top + around_any[ctx] + own
                 if not keys:
                     continue
                 il: set[int] = set()

@@ -175,7 +175,7 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
         if i >= n:
             break
         if b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is not None:
-            sub = ctx + (b.last.addr,)
+            sub = program.callee_context(ctx, b.last.addr, b.call_target)
             callee = ctx_func.get(sub)
             if callee is None:
                 raise WcetError(f"trace: call at {b.last.addr:#x} has no context")
