@@ -376,11 +376,25 @@ def test_function_pointer_call_error(asm_elf: Path) -> None:
         build_program(img, ["fptr"])
 
 
-def test_irreducible_loop_error(asm_elf: Path) -> None:
+def test_irreducible_loop_needs_an_annotation_and_is_bounded_per_entry(asm_elf: Path) -> None:
+    """A cycle entered at two blocks: one loop (header = first entry in
+    reverse post-order), entered by both edges; no automatic bound; with an
+    annotation the ILP counts header executions per entry of the region."""
+    from kairos.wcet import annotations, ipet
     img = ElfImage(str(asm_elf))
     p = build_program(img, ["irreducible"])
-    with pytest.raises(WcetError, match="irreducible loop in irreducible"):
-        find_loops(p.function("irreducible"))
+    f = p.function("irreducible")
+    fo = find_loops(f)
+    (lp,) = fo.loops
+    assert lp.irreducible
+    assert len({t for _, t in lp.entry_edges}) == 2          # two entry blocks
+    assert lp.header in {t for _, t in lp.entry_edges}
+    with pytest.raises(WcetError, match="has no bound"):
+        ipet.solve(p, "irreducible", BoundAnalysis(p), ipet.simple_cost)
+    ann = annotations.parse(f'[[loop]]\naddress = {lp.header:#x}\nmax = 5\n', "t.toml")
+    r = ipet.solve(p, "irreducible", BoundAnalysis(p, ann), ipet.simple_cost)
+    assert r.counts[((), lp.header)] == 5
+    assert all(c <= 6 for (ctx, b), c in r.counts.items())
 
 
 def test_illegal_instruction_error(asm_elf: Path) -> None:

@@ -342,6 +342,8 @@ class BoundAnalysis:
         return self._auto_ctx[key]
 
     def _auto_bound(self, forest: LoopForest, loop: Loop, cin: dict | None = None) -> LoopBound | None:
+        if loop.irreducible:
+            return None          # several entry blocks: annotate
         b = self._auto_bound_flat(forest, loop, cin)
         if b is None and loop.parent is not None:
             try:
@@ -375,6 +377,8 @@ class BoundAnalysis:
             chain.append(lp)
             lp = lp.parent
         for outer in reversed(chain):     # outermost first: inner loops then see exact outer values
+            if outer.irreducible:
+                continue
             key = (id(loop.func), outer.header, id(cin) if cin is not None else 0, self._sp_seed)
             res = self._absexec_cache.get(key)
             if res is None:
@@ -577,7 +581,7 @@ class BoundAnalysis:
         """A loop whose every iteration calls a preemption-point function runs
         once when an interrupt is pending (the analysis' assumption for
         preemptible kernel operations: the first poll ends the operation)."""
-        if not self.ann.preemption:
+        if not self.ann.preemption or loop.irreducible:
             return None
         targets = {self.image.symbol(n).addr for n in self.ann.preemption if self.image.has_symbol(n)}
         func = loop.func
@@ -759,6 +763,8 @@ class _AbsExec:
         fo = self.forest
         if fo.by_header(loop.header) is not loop:
             raise _Cannot("loop does not belong to this loop forest")
+        if loop.irreducible or any(c.irreducible for c in loop.children):
+            raise _Cannot("irreducible loop")
         body = sorted((b for b in loop.blocks
                        if fo.innermost.get(b) is loop or any(c.header == b for c in loop.children)),
                       key=lambda b: self.rank.get(b, 1 << 30))

@@ -239,8 +239,8 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
         fo = forests.get(f)
         for lp in fo.loops:
             h = g.index[(ctx, lp.header)]
-            entries = [e for p, _ in lp.entry_edges for e in cfg_edges.get((ctx, p, lp.header), [])]
-            backs = [e for u, _ in lp.back_edges for e in cfg_edges.get((ctx, u, lp.header), [])]
+            entries = [e for p, t in lp.entry_edges for e in cfg_edges.get((ctx, p, t), [])]
+            backs = [e for u, t in lp.back_edges for e in cfg_edges.get((ctx, u, t), [])]
             if lp.is_infinite:
                 g.add_edge(h, SINK)
                 out_deg[h] += 1

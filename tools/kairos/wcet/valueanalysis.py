@@ -231,6 +231,8 @@ class ValueInfo:
         except WcetError:
             return out
         for lp in forest.loops:
+            if lp.irreducible:
+                continue
             bound = self._loop_bound(forest, lp)
             defs: dict[int, list] = {}
             has_call = False
@@ -265,7 +267,7 @@ class ValueInfo:
         except WcetError:
             return
         for lp in forest.loops:
-            if lp.parent is not None:
+            if lp.parent is not None or lp.irreducible:
                 continue
             mem = self.bounds.loop_accesses(forest, lp)
             if not mem:
