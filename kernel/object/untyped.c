@@ -273,3 +273,36 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
 
     return perform_retype(inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count);
 }
+
+#if CONFIG_INVARIANT_CHECKS
+#include <untyped.h> /* here, so the check-only code stays at the end of the file */
+
+/* The descendants of an untyped follow it in the derivation list; each
+ * object's caps form one run there (every cap to an object derives from the
+ * one retype made), and a child untyped's descendants follow it. */
+word_t untyped_used_bytes(const cte_t *slot)
+{
+    word_t used = 0;
+    const cte_t *last_counted = NULL;
+    const cte_t *d = mdb_next(slot);
+    /* Check flavour only; bounded by the number of slots in the system
+     * (the list has no cycles: the checker established that first). */
+    while (d && cdt_is_parent_of(slot, d)) {
+        if (cap_type(d->cap) == CAP_UNTYPED) {
+            used += cap_object_size(d->cap);
+            const cte_t *u = d;
+            d = mdb_next(d);
+            while (d && cdt_is_parent_of(u, d))
+                d = mdb_next(d); /* inside the child untyped */
+            last_counted = NULL;
+            continue;
+        }
+        if (cap_is_physical(d->cap) && !(last_counted && same_object_as(last_counted->cap, d->cap))) {
+            used += cap_object_size(d->cap);
+            last_counted = d;
+        }
+        d = mdb_next(d);
+    }
+    return used;
+}
+#endif
