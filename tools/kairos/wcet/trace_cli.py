@@ -8,7 +8,12 @@ Capture routes:
 * ``--replay FILE`` replays a saved trace (``--save FILE`` writes one);
 * ``--qemu-log LOG [--start ADDR --stop ADDR]`` replays the PC-only trace of a
   QEMU ``-d exec,nochain -accel tcg,one-insn-per-tb=on`` log; its data
-  accesses are charged at their worst cost (no data addresses in the log).
+  accesses are charged at their worst cost (no data addresses in the log);
+* ``kairos trace KERNEL.elf --qemu-gdb ROOTTASK.elf`` boots the kernel with a
+  root task in QEMU and records kernel runs (trap entry to ``sret``) by
+  single-stepping QEMU's gdb stub (``gdbtrace``): instruction *and* data
+  addresses of the real system.  Runs are grouped by the handler they went
+  through; ``--wcet`` bounds ``ENTRY@HANDLER`` for each group.
 
 ``--wcet`` also runs the static analysis of the entry (same model, ``sp`` =
 the emulator's stack top) and reports bound, observed and tightness, plus
@@ -42,6 +47,12 @@ def register(sub) -> None:
     p.add_argument("--qemu-log", metavar="LOG", help="replay the PCs of a QEMU -d exec,nochain log")
     p.add_argument("--start", metavar="ADDR|SYMBOL", help="with --qemu-log: first PC of the run")
     p.add_argument("--stop", metavar="ADDR|SYMBOL", help="with --qemu-log: last PC of the run")
+    p.add_argument("--qemu-gdb", metavar="ROOTTASK",
+                   help="ELF is a kernel: boot it with ROOTTASK in QEMU and capture kernel runs")
+    p.add_argument("--kernel-entry", default="trap_entry", metavar="SYMBOL",
+                   help="with --qemu-gdb: where kernel runs start (default trap_entry)")
+    p.add_argument("--count", type=int, default=20, help="with --qemu-gdb: kernel runs to record")
+    p.add_argument("--skip", type=int, default=0, help="with --qemu-gdb: kernel runs to skip first")
     p.add_argument("--save", metavar="TRACE", help="write the captured trace to a file")
     p.add_argument("--max-steps", type=int, default=5_000_000, help="emulator instruction limit")
     p.add_argument("--wcet", action="store_true",
@@ -98,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
     from kairos.wcet.trace import load_trace, parse_qemu_exec_log, save_trace
 
     model = get_preset(args.model)
+    if args.qemu_gdb:
+        return _kernel(args, model)
     prog = load_elf(args.elf)
     if args.replay and args.qemu_log:
         raise WcetError("give only one of --replay and --qemu-log")
@@ -144,6 +157,59 @@ def _run(args: argparse.Namespace) -> int:
             json.dump(out, fh, indent=2)
     _print(out)
     return 0 if out.get("sound", True) else 1
+
+
+def _kernel(args: argparse.Namespace, model) -> int:
+    """Capture kernel runs under QEMU, replay them, group them by handler."""
+    from kairos.wcet.emulator import load_elf
+    from kairos.wcet.gdbtrace import capture_kernel_runs
+    from kairos.wcet.sim import replay
+
+    runs = capture_kernel_runs(args.elf, args.qemu_gdb, args.kernel_entry, count=args.count,
+                               skip=args.skip)
+    if not runs:
+        raise WcetError(f"no kernel run reached {args.kernel_entry} (did the system boot?)")
+    prog = load_elf(args.elf)
+    groups: dict[str, dict] = {}
+    rows = []
+    for r in runs:
+        res = replay(r.trace, prog.memory, model, args.seeds)
+        key = r.handlers[0] if r.handlers else "-"
+        g = groups.setdefault(key, {"runs": 0, "max_observed": 0, "max_instructions": 0})
+        g["runs"] += 1
+        g["max_observed"] = max(g["max_observed"], res.cycles)
+        g["max_instructions"] = max(g["max_instructions"], res.instructions)
+        rows.append({"handler": key, "stop": r.trace.stop, **res.as_dict()})
+    sound = True
+    if args.wcet:
+        from kairos.wcet import annotations as annmod
+        from kairos.wcet import driver
+        ann = annmod.Annotations()
+        for pth in args.annotations:
+            ann.merge(annmod.load(pth))
+        specs = [f"{args.kernel_entry}@{h}" for h in groups if h != "-"]
+        if specs:
+            an = driver.run(args.elf, specs, model_name=model.name, annotations=ann)
+            for res_ in an.results:
+                h = res_.spec.via[0]
+                g = groups[h]
+                g["bound"] = res_.bound
+                g["tightness"] = round(res_.bound / g["max_observed"], 4) if g["max_observed"] else None
+                g["sound"] = res_.bound >= g["max_observed"]
+                sound = sound and g["sound"]
+    out = {"kernel": args.elf, "roottask": args.qemu_gdb, "model": model.name, "groups": groups,
+           "runs": rows}
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=2)
+    print(f"{len(runs)} kernel runs from {args.kernel_entry}, model {model.name}")
+    for h, g in groups.items():
+        line = (f"  {h:28s} runs {g['runs']:4d}  max {g['max_instructions']:6d} instructions, "
+                f"{g['max_observed']:9d} cycles observed")
+        if "bound" in g:
+            line += f"  bound {g['bound']} (tightness {g['tightness']}){'' if g['sound'] else '  UNSOUND'}"
+        print(line)
+    return 0 if sound else 1
 
 
 def _print(o: dict) -> None:
