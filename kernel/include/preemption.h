@@ -20,21 +20,28 @@ enum debug_counter {
     COUNTER_LONGEST_ENTRY_INSTRET = 2,
     COUNTER_LONGEST_ENTRY_SYSCALL = 3,
     COUNTER_INVARIANT_CHECKS = 4,
+    COUNTER_LONGEST_WHOLE_ENTRY = 5,
     NUM_DEBUG_COUNTERS,
 };
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];
 #define SYS_KAIROS_DEBUG_COUNTER (-100)
 
-/* Kernel-entry length measurement (check flavour): instret stamped at entry
- * and at exit, minus the time spent in the invariant checker and idling in
- * wfi, gives the non-preemptible length of each kernel entry; the longest is
- * kept in COUNTER_LONGEST_ENTRY_INSTRET (and its syscall number, or 0 for an
- * exception/interrupt, in COUNTER_LONGEST_ENTRY_SYSCALL). */
+/* Kernel-entry length measurement (check flavour): instret is stamped at
+ * entry, at every preemption point and at exit; time in the invariant checker
+ * and idling in wfi is left out. COUNTER_LONGEST_ENTRY_INSTRET keeps the
+ * longest stretch with no chance to take an interrupt (entry to first
+ * preemption point, between points, last point to exit): the non-preemptible
+ * length that bounds interrupt latency. COUNTER_LONGEST_ENTRY_SYSCALL is the
+ * system call of that entry (0 for an exception or interrupt).
+ * COUNTER_LONGEST_WHOLE_ENTRY is the longest entry from ecall to sret, which
+ * for a preemptible operation lasts until an interrupt arrives. */
 #if CONFIG_INVARIANT_CHECKS
 void entry_stamp_begin(word_t syscall);
 void entry_stamp_pause(void);
 void entry_stamp_resume(void);
+void entry_stamp_mark(void);
 #else
+static inline void entry_stamp_mark(void) {}
 static inline void entry_stamp_begin(word_t syscall) { (void)syscall; }
 static inline void entry_stamp_pause(void) {}
 static inline void entry_stamp_resume(void) {}

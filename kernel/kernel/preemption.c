@@ -6,24 +6,46 @@ u64 debug_counters[NUM_DEBUG_COUNTERS];
 
 bool preemption_point(void)
 {
+    entry_stamp_mark();
     /* The kernel runs with interrupts masked; sip shows what is waiting. */
     return (csr_read(sip) & csr_read(sie)) != 0;
 }
 
 #if CONFIG_INVARIANT_CHECKS
-static u64 entry_instret, excluded, paused_at;
+static u64 entry_instret, segment_instret, excluded, segment_excluded, paused_at;
 static word_t entry_syscall;
 
 void entry_stamp_begin(word_t syscall)
 {
-    entry_instret = read_instret();
-    excluded = 0;
+    entry_instret = segment_instret = read_instret();
+    excluded = segment_excluded = 0;
     entry_syscall = syscall;
     debug_counters[COUNTER_KERNEL_ENTRIES]++;
 }
 
 void entry_stamp_pause(void) { paused_at = read_instret(); }
-void entry_stamp_resume(void) { excluded += read_instret() - paused_at; }
+
+void entry_stamp_resume(void)
+{
+    u64 idle = read_instret() - paused_at;
+    excluded += idle;
+    segment_excluded += idle;
+}
+
+/* End of a non-preemptible stretch: a preemption point or the exit. */
+void entry_stamp_mark(void)
+{
+    if (entry_instret == 0)
+        return;
+    u64 now = read_instret();
+    u64 length = now - segment_instret - segment_excluded;
+    if (length > debug_counters[COUNTER_LONGEST_ENTRY_INSTRET]) {
+        debug_counters[COUNTER_LONGEST_ENTRY_INSTRET] = length;
+        debug_counters[COUNTER_LONGEST_ENTRY_SYSCALL] = entry_syscall;
+    }
+    segment_instret = now;
+    segment_excluded = 0;
+}
 
 /* Called by trap.S on the way out, just before the user registers are loaded. */
 void kernel_exit_stamp(void);
@@ -31,10 +53,9 @@ void kernel_exit_stamp(void)
 {
     if (entry_instret == 0)
         return; /* the first exit ends boot, not a kernel entry */
+    entry_stamp_mark();
     u64 length = read_instret() - entry_instret - excluded;
-    if (length > debug_counters[COUNTER_LONGEST_ENTRY_INSTRET]) {
-        debug_counters[COUNTER_LONGEST_ENTRY_INSTRET] = length;
-        debug_counters[COUNTER_LONGEST_ENTRY_SYSCALL] = entry_syscall;
-    }
+    if (length > debug_counters[COUNTER_LONGEST_WHOLE_ENTRY])
+        debug_counters[COUNTER_LONGEST_WHOLE_ENTRY] = length;
 }
 #endif
