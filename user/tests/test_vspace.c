@@ -977,3 +977,87 @@ KTEST(vspace, isolation_between_vspaces)
     slot_free(fb);
     slot_free(fa);
 }
+
+/* ------------------------------------------- random operations */
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return rng_state >> 33;
+}
+
+/* Thousands of random map/unmap/assign/copy/delete operations, valid and
+ * invalid, on two VSpaces of our own (never the root task's), under the
+ * check flavour's invariant checker: no crash, only seL4 error codes, and
+ * afterwards all the memory comes back (the untyped retypes whole again). */
+KTEST(vspace, random_operations)
+{
+    enum { NF = 12, NP = 10, NC = 24, ITER = 3000 };
+    seL4_CPtr mem = alloc_object(seL4_UntypedObject, 23); /* 8 MiB for everything */
+    seL4_CPtr pool_ut = slot_alloc(), pool = slot_alloc();
+    EXPECT_ERR(seL4_Untyped_Retype(mem, seL4_UntypedObject, 12, ROOT_CNODE, 0, 0, pool_ut, 1), seL4_NoError);
+    EXPECT_ERR(seL4_RISCV_ASIDControl_MakePool(seL4_CapASIDControl, pool_ut, ROOT_CNODE, pool, DEPTH), seL4_NoError);
+    seL4_CPtr caps[NC]; /* frames, then page tables, then spare slots for copies */
+    for (int i = 0; i < NC; i++) {
+        caps[i] = slot_alloc();
+        if (i < NF) {
+            seL4_Word type = i < 2 ? seL4_RISCV_Mega_Page : seL4_RISCV_4K_Page;
+            EXPECT_ERR(seL4_Untyped_Retype(mem, type, 0, ROOT_CNODE, 0, 0, caps[i], 1), seL4_NoError);
+        } else if (i < NF + NP) {
+            EXPECT_ERR(seL4_Untyped_Retype(mem, seL4_RISCV_PageTableObject, 0, ROOT_CNODE, 0, 0, caps[i], 1),
+                       seL4_NoError);
+        }
+    }
+    /* Two of the tables become VSpaces. */
+    EXPECT_ERR(seL4_RISCV_ASIDPool_Assign(pool, caps[NF]), seL4_NoError);
+    EXPECT_ERR(seL4_RISCV_ASIDPool_Assign(pool, caps[NF + 1]), seL4_NoError);
+    static const seL4_Word addrs[] = {0x0, 0x1000, 0x200000, 0x201000, 0x40000000, 0x40200000, 0x3fffe00000ul,
+                                      0x3fffffe000ul, USER_TOP, 0x1001, 0xffffffc000000000ul, 0x7ffff000};
+    int ok = 0;
+    rng_state = 0x5eed;
+    for (int it = 0; it < ITER; it++) {
+        seL4_CPtr a = caps[rnd() % NC], b = caps[rnd() % NC];
+        seL4_Word va = addrs[rnd() % (sizeof(addrs) / sizeof(addrs[0]))];
+        seL4_Error err;
+        switch (rnd() % 9) {
+        case 0:
+        case 1:
+            err = seL4_RISCV_Page_Map(a, b, va, (seL4_CapRights_t){{rnd() & 15}}, rnd() & 1);
+            break;
+        case 2:
+            err = seL4_RISCV_Page_Unmap(a);
+            break;
+        case 3:
+        case 4:
+            err = seL4_RISCV_PageTable_Map(a, b, va, 0);
+            break;
+        case 5:
+            err = seL4_RISCV_PageTable_Unmap(a);
+            break;
+        case 6:
+            err = seL4_CNode_Copy(ROOT_CNODE, b, DEPTH, ROOT_CNODE, a, DEPTH, (seL4_CapRights_t){{rnd() & 15}});
+            break;
+        case 7:
+            /* Deletes are rarer than the rest so that state builds up. */
+            err = (rnd() % 4 == 0) ? seL4_CNode_Delete(ROOT_CNODE, a, DEPTH) : seL4_RISCV_ASIDPool_Assign(pool, a);
+            break;
+        default:
+            err = (seL4_Error)seL4_RISCV_Page_GetAddress(a).error;
+            break;
+        }
+        KASSERT_MSG(err <= seL4_NotEnoughMemory, "iteration %d: error %d", it, (int)err);
+        ok += err == seL4_NoError;
+    }
+    printf("vspace: %d random operations, %d succeeded\n", ITER, ok);
+    KASSERT(ok > ITER / 20);
+    /* Everything goes with the memory; the pool's ASIDs with it. */
+    EXPECT_ERR(seL4_CNode_Revoke(ROOT_CNODE, mem, DEPTH), seL4_NoError);
+    for (int i = 0; i < NC; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(caps[i]), 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(pool), 0);
+    seL4_CPtr whole = slot_alloc();
+    EXPECT_ERR(seL4_Untyped_Retype(mem, seL4_UntypedObject, 23, ROOT_CNODE, 0, 0, whole, 1), seL4_NoError);
+    slot_free(whole);
+    slot_free(mem);
+}
