@@ -79,3 +79,19 @@ def test_median_tightness(built, record_property, capsys) -> None:
             print(f"  {k:28s} {v:8.3f}")
         print(f"  median {med:.3f}")
     assert med <= 1.25
+
+
+def test_trap_entry_state_is_more_pessimistic(built) -> None:
+    """A trap handler (unit ending in sret) starts with a possibly running
+    divide and buffered stores of the interrupted code."""
+    from kairos.wcet import microarch
+    from kairos.wcet.model import get_preset
+    an = built.analysis("calls", "u54")
+    res = next(r for r in an.results if r.spec.symbol == "chain_main")
+    from kairos.wcet.valueanalysis import ValueInfo
+    vals = ValueInfo(an.program, sp0=an.image.symbol("__stack_top").addr)
+    idle = microarch.analyse(an.program, "chain_main", get_preset("u54"), vals, entry_state="idle")
+    trap = microarch.analyse(an.program, "chain_main", get_preset("u54"), vals, entry_state="trap")
+    assert idle.costs == res.costs.costs          # "auto" chose idle: no sret in this unit
+    root = ((), an.program.function("chain_main").entry)
+    assert trap.cost(*root) > idle.cost(*root)

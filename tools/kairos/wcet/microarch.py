@@ -50,7 +50,8 @@ from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term
 from kairos.wcet.errors import WcetError
 from kairos.wcet.isa import Instr, InstrClass
 from kairos.wcet.model import ProcessorModel
-from kairos.wcet.pipeline import ANY_RANGE, MEM_CLASSES, NREGS, PipeState, join_residual, step
+from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, STORE_BUFFER_ENTRIES, PipeState,
+                                  join_residual, step)
 
 __all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification", "SUPPORTS_CONTEXT_POLICY"]
 
@@ -139,7 +140,8 @@ class _Access:
 
 
 class _Analysis:
-    def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any) -> None:
+    def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any,
+                 entry_state: str = "auto") -> None:
         self.p = program
         self.entry = entry
         self.m = m
@@ -156,6 +158,12 @@ class _Analysis:
         self._access_cache: dict[tuple[Context, int], _Access] = {}
         self._loops: dict[int, Any] = {}
         self.table_ranges = _switch_table_ranges(program, self.rng)
+        if entry_state not in ("auto", "idle", "trap"):
+            raise WcetError(f"bad entry state {entry_state!r} (auto, idle or trap)")
+        if entry_state == "auto":
+            traps = any(b.kind is Term.TRAP_RETURN for f in self.ctx_func.values() for b in f.blocks.values())
+            entry_state = "trap" if traps else "idle"
+        self.entry_state = entry_state
 
     # -- helpers ---------------------------------------------------------
     def ilines(self, ins: Instr) -> tuple[int, ...]:
@@ -466,6 +474,19 @@ class _Analysis:
         return out, pipe.t_next, classes, fm_i, fm_d
 
     # -- fixpoint ----------------------------------------------------------------
+    def entry_residual(self):
+        """Pipeline state at the entry.  A unit that ends in ``sret``/``mret``
+        is a trap handler: it interrupts arbitrary code, whose divide may
+        still be running (the U54 does not abandon it; any register may be
+        its destination) and whose stores may still be buffered (unknown
+        addresses).  Other entries start from an idle pipeline, like the
+        replay of a called function."""
+        if self.entry_state == "idle":
+            return ((0,) * NREGS, 0, ())
+        m = self.m
+        ready = (0,) + (m.div_latency - 1,) * 31 + (0,) * (NREGS - 32)
+        return (ready, m.div_latency - 1, (ANY_RANGE,) * STORE_BUFFER_ENTRIES)
+
     def edge_actions(self) -> dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]]:
         """Per supergraph edge: the loops it enters, iterates (back edge) or
         leaves, as ("entry"|"back"|"exit", loop key)."""
@@ -504,7 +525,7 @@ class _Analysis:
         m = self.m
         n = len(self.nodes)
         init = (MustCache.empty(m.icache), MustCache.empty(m.dcache), MayCache.initial(m.icache),
-                MayCache.initial(m.dcache), ((0,) * NREGS, 0, ()))
+                MayCache.initial(m.dcache), self.entry_residual())
         instate: list[Any] = [None] * n
         instate[self.root] = init
         loop_in: dict[tuple[Context, int], Any] = {}
@@ -670,7 +691,14 @@ def _join(a, b):
             join_residual(a[4], b[4]))
 
 
-def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None) -> BlockCosts:
+def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
+            entry_state: str = "auto") -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
-    first-miss penalties per loop entry, for the analysis of ``entry``."""
-    return _Analysis(program, entry, model, value_info).run()
+    first-miss penalties per loop entry, for the analysis of ``entry``.
+
+    ``entry_state``: ``"idle"`` (empty pipeline, as a called function in the
+    replay), ``"trap"`` (a trap handler: a divide of the interrupted code may
+    still be running, its stores may still be buffered) or ``"auto"``
+    (``trap`` when the unit ends in ``sret``/``mret``)."""
+    bc = _Analysis(program, entry, model, value_info, entry_state).run()
+    return bc
