@@ -104,6 +104,14 @@ def test_via_view_prunes_without_changing_the_bound(elf: Path) -> None:
     assert on_full == on_view > 0
 
 
+def test_avoid_restriction(elf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "avoid.json"
+    assert main(["wcet", str(elf), "-e", "dispatch", "-e", "dispatch@!heavy", "-e", "dispatch@light",
+                 "-m", "simple", "--json", str(out), "-q"]) == 0
+    full, no_heavy, light = (e["bound_cycles"] for e in json.loads(out.read_text())["entries"])
+    assert no_heavy == light < full
+
+
 def test_table_output(elf: Path, capsys) -> None:
     rc = main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--path"])
     assert rc == 0

@@ -14,7 +14,8 @@ def register(sub) -> None:
                                    "points of a riscv64 ELF. See docs/wcet.md.")
     p.add_argument("elf", help="the riscv64 ELF executable")
     p.add_argument("--entry", "-e", action="append", default=[], metavar="SYMBOL[@VIA]",
-                   help="entry symbol to analyse (repeatable); SYMBOL@FUNC keeps only paths that call FUNC")
+                   help="entry symbol to analyse (repeatable); SYMBOL@FUNC keeps only paths that call "
+                        "FUNC, SYMBOL@FUNC,!OTHER also drops paths that call OTHER")
     p.add_argument("--annotations", "-a", action="append", default=[], metavar="FILE",
                    help="loop-bound annotation file (TOML; repeatable)")
     p.add_argument("--model", "-m", default="u54",

@@ -32,15 +32,20 @@ class EntrySpec:
     text: str
     symbol: str
     via: list[str] = field(default_factory=list)
+    avoid: list[str] = field(default_factory=list)
 
     @staticmethod
     def parse(text: str) -> "EntrySpec":
         sym, _, via = text.partition("@")
         sym = sym.strip()
         if not sym:
-            raise WcetError(f"bad entry {text!r}: expected SYMBOL or SYMBOL@FUNCTION")
-        vias = [v.strip() for v in via.split(",") if v.strip()] if via else []
-        return EntrySpec(text, sym, vias)
+            raise WcetError(f"bad entry {text!r}: expected SYMBOL or SYMBOL@FUNCTION[,!FUNCTION]")
+        names = [v.strip() for v in via.split(",") if v.strip()] if via else []
+        vias = [n for n in names if not n.startswith("!")]
+        avoid = [n[1:].strip() for n in names if n.startswith("!")]
+        if any(not a for a in avoid):
+            raise WcetError(f"bad entry {text!r}: '!' must be followed by a function name")
+        return EntrySpec(text, sym, vias, avoid)
 
 
 @dataclass
@@ -71,23 +76,26 @@ class Analysis:
     warnings: list[str] = field(default_factory=list)
 
 
-def _via_constraint(program: Program, via: list[str]) -> Callable:
-    targets = []
-    for v in via:
-        sym = program.image.symbol(v)
-        targets.append((v, sym.addr))
+def _via_constraint(program: Program, via: list[str], avoid: list[str] = ()) -> Callable:
+    """ILP constraints: every ``via`` function is called at least once, no
+    ``avoid`` function is ever called."""
+    targets = [(v, program.image.symbol(v).addr, True) for v in via] + \
+              [(v, program.image.symbol(v).addr, False) for v in avoid]
 
     def fn(g: ipet.InlinedGraph) -> list[ipet.Constraint]:
         out = []
-        for name, addr in targets:
+        for name, addr, must in targets:
             terms = []
             for e, (a, b) in enumerate(g.edges):
                 if b >= 0 and g.nodes[b].block is not None and g.nodes[b].block.start == addr \
                         and g.nodes[b].func.entry == addr and a != b and (a < 0 or g.nodes[a].ctx != g.nodes[b].ctx):
-                    terms.append((e, -1.0))
-            if not terms:
-                raise WcetError(f"entry restriction @{name}: {name} is not called on any path")
-            out.append(ipet.Constraint(terms, -1.0))   # -(calls) <= -1
+                    terms.append((e, -1.0 if must else 1.0))
+            if must:
+                if not terms:
+                    raise WcetError(f"entry restriction @{name}: {name} is not called on any path")
+                out.append(ipet.Constraint(terms, -1.0))   # -(calls) <= -1
+            elif terms:
+                out.append(ipet.Constraint(terms, 0.0, equal=True))   # calls == 0
         return out
     return fn
 
@@ -174,9 +182,14 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         else:
             cost_fn, pen_fn = ipet.simple_cost, None
         say(f"{spec.text}: path analysis", base + 0.6 / n)
-        extra = [_via_constraint(program, spec.via)] if spec.via else []
-        res = ipet.solve(view, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
-                         extra_constraints=extra, forests=forests)
+        extra = [_via_constraint(program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
+        try:
+            res = ipet.solve(view, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
+                             extra_constraints=extra, forests=forests)
+        except WcetError as exc:
+            if spec.text != spec.symbol and str(exc).startswith("no feasible path"):
+                raise WcetError(f"{spec.text}: {exc}") from None
+            raise
         results.append(EntryResult(spec, res, time.perf_counter() - te, costs))
     unused = bounds.unused_annotations()
     irq = None

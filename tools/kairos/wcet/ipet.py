@@ -365,6 +365,8 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kUnbounded or status == highspy.HighsModelStatus.kUnboundedOrInfeasible:
         raise WcetError(f"path analysis of {entry} is unbounded: a cycle without a loop bound")
+    if status == highspy.HighsModelStatus.kInfeasible:
+        raise WcetError(f"no feasible path from {entry}: the entry restrictions or constraints exclude every path")
     if status != highspy.HighsModelStatus.kOptimal:
         raise WcetError(f"path analysis of {entry} failed: HiGHS status {h.modelStatusToString(status)}")
     x = np.rint(np.array(h.getSolution().col_value)).astype(np.int64)
