@@ -960,6 +960,40 @@ KTEST(cnode, delete_tcb_with_caps)
     cleanup();
 }
 
+/* A TCB whose only cap is in slot 0 of its own CSpace CNode, whose only cap
+ * is the TCB's CSpace slot: an unreachable cycle. Revoking the untyped
+ * deletes both, whichever the revoke meets first (the zombie of one ends up
+ * in the other's slot; cdt.c's corner case). Also a CNode holding the last
+ * cap to a TCB whose CSpace is that CNode, deleted from outside. */
+KTEST(cnode, delete_tcb_cspace_cycles)
+{
+    start();
+    seL4_CPtr ut = carve(16);
+    for (int variant = 0; variant < 2; variant++) {
+        seL4_CPtr t = make(ut, seL4_TCBObject, 0);
+        seL4_CPtr c = make(ut, seL4_CapTableObject, 4);
+        KASSERT_EQ(seL4_TCB_Configure(t, c, 0, seL4_CapInitThreadVSpace, 0, 0, 0), seL4_NoError);
+        KASSERT_EQ(seL4_CNode_Copy(c, 5, 4, ROOT, seL4_CapDomain, D, seL4_AllRights), seL4_NoError);
+        KASSERT_EQ(seL4_CNode_Move(c, variant ? 9 : 0, 4, ROOT, t, D), seL4_NoError);
+        if (variant) {
+            /* c's root cap is the last outside cap besides the TCB's slot:
+             * deleting the TCB's cap through c finalises the TCB, whose
+             * CSpace slot is then not final (c's root cap remains). */
+            KASSERT_EQ(seL4_CNode_Delete(c, 9, 4), seL4_NoError);
+            KASSERT_EQ(del(c), seL4_NoError);
+        } else {
+            KASSERT_EQ(del(c), seL4_NoError);
+        }
+        KASSERT_EQ(ident(c), TAG_NULL);
+        KASSERT_EQ(ident(t), TAG_NULL);
+    }
+    KASSERT_EQ(revoke(ut), seL4_NoError);
+    KASSERT_EQ(revoke(seL4_CapDomain), seL4_NoError);
+    seL4_CPtr whole = alloc_slot();
+    KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_UntypedObject, 16, ROOT, 0, 0, whole, 1), seL4_NoError);
+    cleanup();
+}
+
 /* =====================================================================
  * Preemption of long operations
  * ===================================================================== */
