@@ -66,6 +66,7 @@ GLOBAL: tuple[Context, int] = ((), -1)
 
 # Categories reported per access.
 AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
+UNK = "unknown-address"
 
 
 class AccessInfo(Protocol):
@@ -441,7 +442,7 @@ class _Analysis:
                 else:
                     if acc.lines is None:
                         miss = m.dcache_miss_penalty
-                        dcat = NC
+                        dcat = UNK
                         dc = dc.access_unknown(None)
                         dmay = dmay.access_unknown(None)
                     else:
@@ -462,7 +463,7 @@ class _Analysis:
                         dc = dc.access_range(lines)
                         dmay = dmay.access_range(lines)
                     dpen = max(miss, m.device_latency) if acc.device == "may" else miss
-                    if acc.device == "may":
+                    if acc.device == "may" and dcat != UNK:
                         dcat = DEV
             step(pipe, ins, m, ipen, dpen, drange, exact=False)
             if ins.cls is InstrClass.FENCE_I:
