@@ -95,3 +95,27 @@ def test_trap_entry_state_is_more_pessimistic(built) -> None:
     assert idle.costs == res.costs.costs          # "auto" chose idle: no sret in this unit
     root = ((), an.program.function("chain_main").entry)
     assert trap.cost(*root) > idle.cost(*root)
+
+
+def test_random_inputs_stay_below_the_bounds(built) -> None:
+    """Random inputs of the multi-path programs (hypothesis-style sampling
+    with a fixed seed): every replay stays below the u54 bound."""
+    import random
+    from kairos.wcet.emulator import load_elf, run_entry
+    from kairos.wcet.model import get_preset
+    from kairos.wcet.sim import replay
+    rng = random.Random(2026)
+    m = get_preset("u54")
+    gens = {
+        ("sort", "bubble_sort"): lambda: {"data": progbuild._words([rng.randrange(-99, 99) for _ in range(16)])},
+        ("sort", "insertion_sort"): lambda: {"data": progbuild._words([rng.randrange(-99, 99) for _ in range(16)])},
+        ("jumptable", "interpret"): lambda: {"program": bytes(rng.randrange(12) for _ in range(24))},
+        ("statemachine", "tokenize"): lambda: {"input": bytes(rng.choice(b"az09,;. @:_") for _ in range(32))},
+        ("search", "search_main"): lambda: {"target": rng.randrange(0, 400).to_bytes(4, "little")},
+    }
+    for (program, symbol), gen in gens.items():
+        bound = next(r for r in built.analysis(program, "u54").results if r.spec.symbol == symbol).bound
+        for _ in range(15):
+            prog = load_elf(built.elf(program))
+            obs = replay(run_entry(prog, symbol, gen()), prog.memory, m, seeds=2).cycles
+            assert obs <= bound, f"{program}:{symbol}: observed {obs} > bound {bound}"
