@@ -150,7 +150,7 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
     runs (after skipping ``skip``) from ``entry`` to the next sret/mret/wfi.
     Capture also ends when the system stays idle (no kernel entry) for
     ``idle_timeout`` seconds, or after ``timeout`` seconds in all."""
-    from kairos.runner import qemu_command
+    from kairos.runner import RunError, qemu_command
     from kairos.wcet.emulator import load_elf
     from kairos.wcet.sim import Decoder
 
@@ -159,9 +159,14 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
         raise WcetError(f"no symbol {entry!r} in {kernel}")
     dec = Decoder(prog.memory)
     handler_addrs = {prog.symbols[h][0]: h for h in handlers if h in prog.symbols}
+    if roottask is not None and not Path(roottask).is_file():
+        raise WcetError(f"root task {roottask} does not exist")
     port = _free_port()
-    cmd = qemu_command(Path(kernel), Path(roottask) if roottask else None, memory,
-                       extra=["-gdb", f"tcp:127.0.0.1:{port}", "-S"])
+    try:
+        cmd = qemu_command(Path(kernel), Path(roottask) if roottask else None, memory,
+                           extra=["-gdb", f"tcp:127.0.0.1:{port}", "-S"])
+    except RunError as e:
+        raise WcetError(str(e)) from None
     import tempfile
     if serial_log is None:
         serial = tempfile.NamedTemporaryFile(prefix="kairos-trace-serial-", suffix=".log", delete=False)
