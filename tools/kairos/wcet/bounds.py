@@ -40,8 +40,6 @@ from kairos.wcet.isa import InstrClass
 from kairos.wcet.loops import Loop, LoopForest
 
 MAX_SIMULATED_ITERATIONS = 1 << 20
-#: Two far-apart symbolic stack bases (see ``BoundAnalysis._stack_relative``).
-SP_SEEDS = (0x3FFF_F000_0000_0000, 0x5A5A_0000_0000_1000)
 
 
 @dataclass(frozen=True)
@@ -285,25 +283,6 @@ class BoundAnalysis:
         return out
 
     # -- automatic bound ---------------------------------------------------------
-    def _stack_relative(self, compute) -> LoopBound | None:
-        """Retry a bound with the (unknown) stack pointer at function entry set
-        to two far-apart symbolic bases; accept only if both agree, i.e. the
-        exit tests compare stack addresses with each other (a stack-array
-        loop), not with absolute values."""
-        results = []
-        for base in SP_SEEDS:
-            old, self._sp_seed = self._sp_seed, base
-            try:
-                results.append(compute())
-            except _Cannot:
-                results.append(None)
-            finally:
-                self._sp_seed = old
-        a, b = results
-        if a is None or b is None or a.max != b.max:
-            return None
-        return LoopBound(a.max, a.source + " (stack-relative)", a.total if a.total == b.total else None)
-
     def auto_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
         key = (id(loop.func), loop.header)
         if key not in self._auto:
@@ -311,8 +290,6 @@ class BoundAnalysis:
                 self._auto[key] = self._auto_bound(forest, loop)
             except _Cannot:
                 self._auto[key] = None
-            if self._auto[key] is None and self._sp_seed is None:
-                self._auto[key] = self._stack_relative(lambda: self._auto_bound(forest, loop))
             if self._auto[key] is None:
                 for prov in BOUND_PROVIDERS:
                     b = prov(self.program, forest, loop)
@@ -336,9 +313,6 @@ class BoundAnalysis:
                 self._auto_ctx[key] = r
             except _Cannot:
                 self._auto_ctx[key] = None
-            if self._auto_ctx[key] is None and self._sp_seed is None:
-                self._auto_ctx[key] = self._stack_relative(
-                    lambda: self._auto_bound(forest, loop, self.consts_in_context(loop.func, ctx)))
         return self._auto_ctx[key]
 
     def _auto_bound(self, forest: LoopForest, loop: Loop, cin: dict | None = None) -> LoopBound | None:
