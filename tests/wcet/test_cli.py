@@ -198,3 +198,39 @@ def test_not_an_elf(tmp_path: Path, capsys) -> None:
     assert main(["wcet", str(f), "-e", "x"]) == 2
     line = _err_line(capsys)
     assert line.startswith("kairos wcet: error:") and "junk.bin" in line
+
+
+SHARED_SRC = r"""
+volatile int sink;
+__attribute__((noinline)) void leaf(int n) { for (int i = 0; i < 3; i++) sink = n + i; }
+__attribute__((noinline)) void mid(int x) { leaf(x); if (sink) leaf(x + 1); leaf(x + 2); }
+__attribute__((noinline)) void top(void) { for (int k = 0; k < 4; k++) { mid(k); if (sink > 3) mid(k + 9); } }
+int main(void) { top(); mid(1); return 0; }
+"""
+
+
+def test_shared_contexts_keep_the_bound(tmp_path: Path) -> None:
+    """With a context-free cost model, sharing the contexts of the most
+    multiplied functions (balanced call/return flow in the ILP) must give the
+    same bound as full virtual inlining, with fewer contexts."""
+    from kairos.wcet import ipet
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    elf_path = build(tmp_path, "shared", SHARED_SRC)
+    full = build_program(ElfImage(str(elf_path)), ["main"])
+    n_full = len(full.contexts("main"))
+    r_full = ipet.solve(full, "main", BoundAnalysis(full), ipet.simple_cost)
+    shared = build_program(ElfImage(str(elf_path)), ["main"])
+    names = shared.limit_contexts("main", 4)
+    assert names                                   # something was shared
+    n_shared = len(shared.contexts("main"))
+    assert n_shared < n_full
+    assert sum(shared.context_counts("main").values()) == n_shared
+    r_shared = ipet.solve(shared, "main", BoundAnalysis(shared), ipet.simple_cost)
+    assert r_shared.bound == r_full.bound
+    # the shared callee's blocks run as often in total as over all full contexts
+    leaf = full.function("leaf").entry
+    tot_full = sum(c for (ctx, b), c in r_full.counts.items() if b == leaf)
+    tot_shared = sum(c for (ctx, b), c in r_shared.counts.items() if b == leaf)
+    assert tot_full == tot_shared > 0
