@@ -207,7 +207,7 @@ class MustCache:
         return self.access_unknown({l % self.sets for l in ls})
 
     def join(self, other: "MustCache") -> "MustCache":
-        if self.content is other.content:
+        if self.content is other.content or self.content == other.content:
             return self
         out = []
         for x, y in zip(self.content, other.content):
@@ -327,18 +327,21 @@ class MayCache:
         return MayCache(self.ways, self.sets, tuple(c), self.unknown)
 
     def join(self, other: "MayCache") -> "MayCache":
-        if self.content is other.content and self.unknown == other.unknown:
-            return self
-        out = []
+        if self.content is other.content or self.content == other.content:
+            if self.unknown | other.unknown == self.unknown:
+                return self
+            return MayCache(self.ways, self.sets, self.content, self.unknown | other.unknown)
+        out = list(self.content)
         ways = self.ways
-        for x, y in zip(self.content, other.content):
-            if x is y or x == y or not y:
-                out.append(x)
-            elif not x:
-                out.append(y)
+        for i, y in enumerate(other.content):
+            x = out[i]
+            if x is y or not y or x == y:
+                continue
+            if not x:
+                out[i] = y
             else:
                 d = dict(x)
                 for l, a in y:
                     d[l] = min(d.get(l, ways), a)
-                out.append(_sorted_items(d))
+                out[i] = _sorted_items(d)
         return MayCache(self.ways, self.sets, tuple(out), self.unknown | other.unknown)

@@ -61,7 +61,7 @@ class PipeState:
         """Times relative to ``t_next`` (clipped at 0): the part of this state
         that can still delay the following code."""
         t = self.t_next
-        return (tuple(max(0, r - t) for r in self.ready), max(0, self.unit_free - t), self.sbuf)
+        return (tuple([r - t if r > t else 0 for r in self.ready]), max(0, self.unit_free - t), self.sbuf)
 
     @staticmethod
     def from_residual(res: tuple[tuple[int, ...], int, tuple[tuple[int, int], ...]]) -> "PipeState":
@@ -77,7 +77,7 @@ def join_residual(a, b):
         return a
     ra, ua, sa = a
     rb, ub, sb = b
-    ready = tuple(x if x >= y else y for x, y in zip(ra, rb))
+    ready = ra if ra == rb else tuple(map(max, ra, rb))
     # Align store buffers at their youngest end.
     n = max(len(sa), len(sb))
     pa = ((None,) * (n - len(sa))) + sa
