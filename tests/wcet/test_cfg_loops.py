@@ -389,7 +389,8 @@ def test_irreducible_loop_needs_an_annotation_and_is_bounded_per_entry(asm_elf: 
     assert lp.irreducible
     assert len({t for _, t in lp.entry_edges}) == 2          # two entry blocks
     assert lp.header in {t for _, t in lp.entry_edges}
-    with pytest.raises(WcetError, match="has no bound"):
+    with pytest.raises(WcetError, match=rf"irreducible loop at {lp.header:#x} in irreducible .*has no bound.*"
+                                        r"entered at 2 blocks"):
         ipet.solve(p, "irreducible", BoundAnalysis(p), ipet.simple_cost)
     ann = annotations.parse(f'[[loop]]\naddress = {lp.header:#x}\nmax = 5\n', "t.toml")
     r = ipet.solve(p, "irreducible", BoundAnalysis(p, ann), ipet.simple_cost)

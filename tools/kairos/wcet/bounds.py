@@ -548,6 +548,12 @@ class BoundAnalysis:
         func = loop.func
         src = self.image.source_of(loop.header)
         via = f" (reached via {' -> '.join(chain)})" if len(chain) > 1 else ""
+        if loop.irreducible:
+            ents = sorted({t for _, t in loop.entry_edges})
+            raise WcetError(f"irreducible loop at {loop.header:#x} in {func.name} ({src}) has no bound{via}: "
+                            f"it is entered at {len(ents)} blocks ({', '.join(hex(e) for e in ents)}), so "
+                            f"no automatic bound; add a [[loop]] annotation with max = N header executions "
+                            f"per entry into the region")
         raise WcetError(f"loop at {loop.header:#x} in {func.name} ({src}) has no bound{via}: "
                         f"not a simple counted loop; add a [[loop]] annotation with max = N")
 
