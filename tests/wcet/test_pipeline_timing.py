@@ -3,7 +3,6 @@ replayer (sim) on small hand-computed instruction sequences."""
 
 from __future__ import annotations
 
-import pytest
 
 from kairos.wcet.emulator import Memory, Trace
 from kairos.wcet.isa import decode
