@@ -106,6 +106,20 @@ __attribute__((noinline)) int digits(const char *p)   /* rotated inner loop insi
     return w;
 }
 
+__attribute__((noinline)) int be_switch(const unsigned char *p)  /* guard on sext.w, index zero-extended */
+{
+    unsigned v = ((unsigned)p[0] << 24) | ((unsigned)p[1] << 16) | ((unsigned)p[2] << 8) | p[3];
+    switch (v) {
+    case 1: return sink + 1;
+    case 2: return sink * 3;
+    case 3: return sink - 7;
+    case 4: return sink ^ 9;
+    case 5: return sink << 2;
+    case 9: return sink >> 1;
+    default: return 0;
+    }
+}
+
 __attribute__((noinline)) int unbounded(const char *s)
 {
     int n = 0;
@@ -117,7 +131,7 @@ __attribute__((noinline)) int unbounded(const char *s)
 int main(void)
 {
     counted(); nested(); by_pointer(); down(); from_const(); triangle();
-    return calls() + sw(sink, 3) + unbounded("abc") + digits("a12b3");
+    return calls() + sw(sink, 3) + unbounded("abc") + digits("a12b3") + be_switch((const unsigned char *)"abcd");
 }
 """
 
@@ -177,6 +191,20 @@ def test_switch_jump_table_resolved(prog_elf: Path) -> None:
         assert t in f.blocks and f.blocks[t].func == f.entry
     # each case block ends up returning
     assert all(any(b.kind is Term.RETURN for b in f.blocks.values()) for _ in tb)
+
+
+def test_switch_indexed_by_zero_extended_value(prog_elf: Path) -> None:
+    """gcc guards with bltu on sext.w(v) but indexes the table with v's low 32
+    bits zero-extended; the resolver must see through that."""
+    img = ElfImage(str(prog_elf))
+    p = build_program(img, ["be_switch"])
+    f = p.function("be_switch")
+    (sw_block,) = [b for b in f.blocks.values() if b.kind is Term.SWITCH]
+    assert len(sw_block.table) == 10                      # cases 0..9
+    targets = set(sw_block.table)
+    assert len(targets) == 7                              # six cases + default
+    default = max(targets, key=sw_block.table.count)     # 0, 6, 7, 8 go to default
+    assert [i for i, t in enumerate(sw_block.table) if t == default] == [0, 6, 7, 8]
 
 
 @pytest.mark.parametrize("func,expected", [("counted", 37), ("by_pointer", 40), ("down", 34),

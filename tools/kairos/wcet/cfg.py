@@ -424,6 +424,25 @@ def _replace(e: tuple, old: tuple, new: tuple) -> tuple:
     return (e[0],) + tuple(_replace(s, old, new) if isinstance(s, tuple) else s for s in e[1:])
 
 
+def _only_low32(e: tuple, x: tuple) -> bool:
+    """Does ``e`` use ``x`` only through its low 32 bits (``x << k`` with
+    k >= 32, ``sext32(x)``, ``x & mask`` with mask < 2**32)?"""
+    if e == x:
+        return False
+    if e[0] == "shl" and e[1] == x and e[2][0] == "c" and e[2][1] >= 32:
+        return True
+    if e[0] == "sx32" and e[1] == x:
+        return True
+    if e[0] == "and" and x in (e[1], e[2]):
+        other = e[2] if e[1] == x else e[1]
+        return other[0] == "c" and other[1] < (1 << 32)
+    if e[0] in ("c", "r", "?"):
+        return True
+    if e[0] == "ld":
+        return _only_low32(e[3], x)
+    return all(_only_low32(sub, x) for sub in e[1:] if isinstance(sub, tuple))
+
+
 def evaluate(e: tuple, env: dict, image: ElfImage, loads_readonly_only: bool = True) -> int:
     """Concrete value of ``e``; raises KeyError/ValueError when impossible."""
     k = e[0]
@@ -865,6 +884,11 @@ class _Builder:
             return None
         key = ("r", "__switch_index__")
         t2 = _replace(tgt, idx, key)
+        if (_has_unknown(t2) or _uses(t2, set()) != {"__switch_index__"}) and idx[0] == "sx32" \
+                and _only_low32(tgt, idx[1]):
+            # the guard tests sext32(x) but the table is indexed with x's low
+            # 32 bits (zero-extended): same values for 0 <= index < limit
+            t2 = _replace(tgt, idx[1], key)
         if _has_unknown(t2) or _uses(t2, set()) != {"__switch_index__"}:
             return None
         out = []
