@@ -11,14 +11,14 @@
  *
  * Memory: objects from the largest RAM untyped; the RTC's frame from the
  * device untyped that covers it. Slots: empty slots from nine sixteenths
- * into the BootInfo's empty region. The RTC page is mapped at RTC_VA.
+ * into the BootInfo's empty region. The RTC page is mapped at RTC_VA (GiB 160).
  */
 #include <ktest.h>
 #include <sel4/sel4.h>
 
 #define ROOT seL4_CapInitThreadCNode
 #define IRQ_CONTROL seL4_CapIRQControl
-#define RTC_VA 0x2000000000ul /* GiB 128: no other suite maps there */
+#define RTC_VA 0x2800000000ul /* GiB 160: the untyped tests map at GiB 128, the VSpace tests below GiB 5 */
 
 enum { TAG_NULL = 0, TAG_IRQ_HANDLER = 16 };
 
