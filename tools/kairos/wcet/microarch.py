@@ -335,6 +335,8 @@ class _Analysis:
         dtouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
         dunknown: set[tuple[Context, int]] = set()
         iunknown: set[tuple[Context, int]] = set()
+        iuse: dict[int, int] = defaultdict(int)
+        duse: dict[int, int] = defaultdict(int)
         self.block_loops: dict[tuple[Context, int], list[tuple[Context, int]]] = {}
         # The whole run is the outermost persistence scope when the root's
         # entry block runs exactly once (it is not a loop header): its
@@ -373,6 +375,12 @@ class _Analysis:
                         dunknown.add(k)
                     if iunk:
                         iunknown.add(k)
+                # uses of each line outside loops (for the whole-run scope)
+                in_loop = len(keys) > len(top)
+                for ln in il:
+                    iuse[ln] += 2 if in_loop else 1
+                for ln in dl:
+                    duse[ln] += 2 if in_loop else 1
         self.itouch, self.dtouch = itouch, dtouch
         self.iunknown, self.dunknown = iunknown, dunknown
         self.ipersist: dict[tuple[Context, int], set[int]] = {}
@@ -382,6 +390,13 @@ class _Analysis:
                                                                        self.iways)
             self.dpersist[k] = set() if k in dunknown else _persistent(dtouch.get(k, set()), self.dsets,
                                                                        self.dways)
+        # The whole-run scope charges its lines once per run whether or not
+        # the worst path uses them.  A line used by a single block outside
+        # any loop gains nothing from it (that block runs at most once per
+        # run) and may be off the worst path: it is charged where it is used.
+        if GLOBAL in self.ipersist:
+            self.ipersist[GLOBAL] = {l for l in self.ipersist[GLOBAL] if iuse[l] >= 2}
+            self.dpersist[GLOBAL] = {l for l in self.dpersist[GLOBAL] if duse[l] >= 2}
 
     @staticmethod
     def _block_loops(ctx: Context, lf, start: int | None) -> list[tuple[Context, int]]:
