@@ -1,6 +1,16 @@
 """Annotation files: loop bounds and facts the analyser cannot find itself.
 
-Format (TOML, parsed with ``tomllib``)::
+Format (TOML, parsed with ``tomllib``; top-level keys come before the first
+``[[loop]]``, which would otherwise own them)::
+
+    noreturn = ["panic"]           # functions that never return
+    preemption = ["preemption_point"]  # preemption-point functions:
+                                   # a loop whose every iteration calls one is
+                                   # bounded by 1 (interrupt assumed pending,
+                                   # so the first poll ends the operation)
+
+    [constants]                    # symbols whose value is fixed at run time
+    num_cpus = 1                   # (value of the 8-byte word at the symbol)
 
     # Each [[loop]] bounds one loop.  Identify it by address or by source line.
     [[loop]]
@@ -19,14 +29,6 @@ Format (TOML, parsed with ``tomllib``)::
                                    # functions (in this order, as a subsequence
                                    # of the call chain from the entry)
     note = "free text"
-
-    noreturn = ["panic"]           # (top level) functions that never return
-    preemption = ["preemption_point"]  # (top level) preemption-point functions:
-                                   # a loop whose every iteration calls one is
-                                   # bounded by 1 (interrupt assumed pending,
-                                   # so the first poll ends the operation)
-    [constants]                    # symbols whose value is fixed at run time
-    num_cpus = 1                   # (value of the 8-byte word at the symbol)
 
 ``max`` is the maximum number of executions of the loop *header* per entry
 into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
