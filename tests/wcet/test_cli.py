@@ -234,3 +234,13 @@ def test_shared_contexts_keep_the_bound(tmp_path: Path) -> None:
     tot_full = sum(c for (ctx, b), c in r_full.counts.items() if b == leaf)
     tot_shared = sum(c for (ctx, b), c in r_shared.counts.items() if b == leaf)
     assert tot_full == tot_shared > 0
+
+
+def test_documented_annotation_example_parses() -> None:
+    import re
+    from kairos.wcet import annotations
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "wcet.md").read_text()
+    block = re.search(r"```toml\n(.*?)```", doc, re.S).group(1)
+    ann = annotations.parse(block, "docs/wcet.md")
+    assert len(ann.loops) == 3 and ann.noreturn == {"panic"} and ann.preemption == {"preemption_point"}
+    assert [la.max for la in ann.loops] == [512, 16, 6] and ann.loops[1].context == ("handle_syscall",)
