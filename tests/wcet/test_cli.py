@@ -244,3 +244,14 @@ def test_documented_annotation_example_parses() -> None:
     ann = annotations.parse(block, "docs/wcet.md")
     assert len(ann.loops) == 3 and ann.noreturn == {"panic"} and ann.preemption == {"preemption_point"}
     assert [la.max for la in ann.loops] == [512, 16, 6] and ann.loops[1].context == ("handle_syscall",)
+
+
+def test_stop_at_ends_the_path(elf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "stop.json"
+    assert main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--json", str(out), "-q"]) == 0
+    full = json.loads(out.read_text())["entries"][0]
+    assert main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--stop-at", "heavy",
+                 "--json", str(out), "-q"]) == 0
+    stopped = json.loads(out.read_text())["entries"][0]
+    assert "heavy" not in stopped["per_function"]
+    assert 0 < stopped["bound_cycles"] < full["bound_cycles"]
