@@ -316,3 +316,20 @@ def test_specific_illegals() -> None:
     assert decode(0x4002, 0).cls is C.ILLEGAL             # c.lwsp x0 (reserved)
     assert decode_at(b"\x13", 0, 0).cls is C.ILLEGAL      # truncated
     assert decode_at(b"\x13\x05", 0, 0).cls is C.ILLEGAL  # truncated 32-bit
+
+
+def test_random_words_never_raise_and_are_consistent() -> None:
+    import random
+    rng = random.Random(1234)
+    for _ in range(20000):
+        raw = rng.getrandbits(32)
+        ins = decode(raw, 0x1000)
+        assert ins.size == (4 if raw & 3 == 3 else 2)
+        assert 0 not in ins.reads and 0 not in ins.writes
+        assert all(0 < r < 64 for r in ins.reads | ins.writes)
+        if ins.cls is not C.ILLEGAL:
+            assert ins.text()
+            if ins.mem_width:
+                assert ins.mem_width in (1, 2, 4, 8)
+            if ins.is_branch or ins.cls is C.JAL:
+                assert ins.target == (0x1000 + ins.imm) % (1 << 64)
