@@ -47,7 +47,11 @@ Data model (shared with ``microarch``/``cache``/``sim``; stable API):
     ``function(name_or_addr)``, ``entries`` (analysed entry name → address),
     ``callgraph`` (networkx ``DiGraph`` over function entries, edge attribute
     ``sites`` = list of call-site addresses), ``contexts(entry)`` → list of
-    ``(Context, Function)``, ``block(addr)`` (the block starting at ``addr``).
+    ``(Context, Function)``, ``block(addr)`` (the block starting at ``addr``),
+    ``restricted(entry, via)`` (a view without the entry function's blocks
+    that are on no path calling a ``via`` function; used for ``SYMBOL@VIA``
+    entries, so analyses must not assume one ``Function`` object per entry
+    address across views).
 
 ``build_program(image, entries)`` builds everything reachable from the
 entry symbols.  Errors (``WcetError``): illegal instruction (with address),
