@@ -63,6 +63,7 @@ _WRITES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
 
 # Persistence scope key of the whole run (see compute_persistence).
 GLOBAL: tuple[Context, int] = ((), -1)
+WHOLE_RUN_SCOPE = True
 
 # Categories reported per access.
 AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
@@ -342,7 +343,7 @@ class _Analysis:
         # entry block runs exactly once (it is not a loop header): its
         # first misses are charged to that block.
         root = self.ctx_func[()]
-        self.global_scope = loops_by_ctx[()].by_header(root.entry) is None
+        self.global_scope = WHOLE_RUN_SCOPE and loops_by_ctx[()].by_header(root.entry) is None
         top = [GLOBAL] if self.global_scope else []
         for ctx, f in self.ctx_func.items():
             lf = loops_by_ctx[ctx]
