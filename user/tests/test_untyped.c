@@ -237,6 +237,18 @@ static volatile uint64_t *map_frame(seL4_CPtr frame, seL4_Word va)
     KFAIL("cannot map a frame at %#lx", (unsigned long)va);
 }
 
+/* Make a boot untyped as boot left it, whatever earlier suites did with it:
+ * no children and its watermark at the end. Revoke removes the children; a
+ * copy then marks the original full (seL4's rule for copying a childless
+ * untyped), and deleting the copy leaves it childless again. */
+static void make_full(seL4_CPtr ut)
+{
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    seL4_CPtr c = alloc_slot();
+    KASSERT_EQ(seL4_CNode_Copy(ROOT, c, 64, ROOT, ut, 64, seL4_AllRights), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, c, 64), seL4_NoError);
+}
+
 /* Kairos debug system call: a7 = -100, a0 = counter id -> a0 = value. */
 static seL4_Word debug_counter(seL4_Word id)
 {
@@ -705,6 +717,7 @@ KTEST(untyped, boot_untyped_first_object_at_base)
     KASSERT_MSG(best != ~0ul, "no small RAM untyped");
     seL4_CPtr ut = ut_slot(best);
     seL4_Word bits = ut_desc(best)->sizeBits;
+    make_full(ut); /* in case an earlier suite used it */
     seL4_CPtr s = alloc_slot();
     /* No children: the whole untyped is available although it starts full. */
     expect_no_mem(retype_to(ut, seL4_UntypedObject, bits, s, 2), 1ul << bits);
@@ -758,6 +771,7 @@ KTEST(untyped, reset_zeroes_memory_that_was_in_use)
     seL4_Word i = ram_untyped_at(page);
     KASSERT(i != pool_index);
     seL4_CPtr ut = ut_slot(i);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError); /* placement from the base */
     seL4_Word base = ut_desc(i)->paddr, bits = ut_desc(i)->sizeBits;
     seL4_Word offset = page - base;
     /* Fill [base, page) with untypeds, biggest first: each lands exactly at
@@ -882,6 +896,7 @@ KTEST(untyped, device_untyped_gives_frames_and_untypeds_only)
     seL4_CPtr dev = ut_slot(i);
     const seL4_UntypedDesc *d = ut_desc(i);
     KASSERT(d->isDevice);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, dev, 64), seL4_NoError); /* earlier suites' frames */
     seL4_CPtr s = alloc_slots(4);
     /* Every kernel object type is refused, InvalidArgument 1. */
     static const seL4_Word refused[][2] = {
@@ -912,6 +927,7 @@ KTEST(untyped, device_large_frames)
     seL4_Word i = device_untyped_at(0x4000000000ul);
     KASSERT(ut_desc(i)->sizeBits >= 31);
     seL4_CPtr dev = ut_slot(i);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, dev, 64), seL4_NoError);
     seL4_CPtr s = alloc_slots(2);
     EXPECT_OK(retype_to(dev, seL4_RISCV_Giga_Page, 0, s, 1));
     EXPECT_OK(retype_to(dev, seL4_RISCV_Mega_Page, 0, s + 1, 1));
@@ -946,6 +962,7 @@ KTEST(untyped, reset_of_a_big_untyped_is_preempted)
     seL4_Word bits = ut_desc(i)->sizeBits;
     KASSERT_MSG(bits >= 24, "largest spare RAM untyped only 2^%lu bytes", (unsigned long)bits);
     seL4_CPtr ut = ut_slot(i);
+    make_full(ut); /* in case an earlier suite used it: all of it gets zeroed */
     seL4_CPtr s = alloc_slot();
     seL4_Word before = debug_counter(COUNTER_PREEMPTION_RESTARTS);
     EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
