@@ -119,3 +119,16 @@ def test_random_inputs_stay_below_the_bounds(built) -> None:
             prog = load_elf(built.elf(program))
             obs = replay(run_entry(prog, symbol, gen()), prog.memory, m, seeds=2).cycles
             assert obs <= bound, f"{program}:{symbol}: observed {obs} > bound {bound}"
+
+
+def test_interpreter_switch_is_a_jump_table(built) -> None:
+    """The dense switch of jumptable.c must compile to a table-driven jr,
+    resolved by the CFG, with its table load narrowed to the table."""
+    from kairos.wcet.cfg import Term
+    an = built.analysis("jumptable", "u54")
+    f = an.program.function("interpret")
+    switches = [b for b in f.blocks.values() if b.kind is Term.SWITCH]
+    assert len(switches) == 1 and len(switches[0].table) >= 10
+    res = next(r for r in an.results if r.spec.symbol == "interpret")
+    loads = [c for c in res.costs.classification((), switches[0].start) if c.data is not None]
+    assert loads and all(c.data != "unknown-address" for c in loads)
