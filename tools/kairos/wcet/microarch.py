@@ -50,7 +50,7 @@ from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term
 from kairos.wcet.errors import WcetError
 from kairos.wcet.isa import Instr, InstrClass
 from kairos.wcet.model import ProcessorModel
-from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, STORE_BUFFER_ENTRIES, PipeState,
+from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, PipeState,
                                   join_residual, step)
 
 __all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification", "SUPPORTS_CONTEXT_POLICY"]
@@ -502,7 +502,7 @@ class _Analysis:
             return ((0,) * NREGS, 0, ())
         m = self.m
         ready = (0,) + (m.div_latency - 1,) * 31 + (0,) * (NREGS - 32)
-        return (ready, m.div_latency - 1, (ANY_RANGE,) * STORE_BUFFER_ENTRIES)
+        return (ready, m.div_latency - 1, (ANY_RANGE,) * m.store_buffer_entries)
 
     def edge_actions(self) -> dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]]:
         """Per supergraph edge: the loops it enters, iterates (back edge) or

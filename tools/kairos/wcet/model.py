@@ -117,6 +117,7 @@ class ProcessorModel:
     mispredict_penalty: int = 3       # extra cycles of a mispredicted control transfer
     predictor: Literal["none"] = "none"  # "none": every branch/jump is charged a mispredict
     store_load_penalty: int = 5       # load hitting a store still in the store buffer
+    store_buffer_entries: int = 8     # store-buffer capacity (a store into a full buffer waits 1 cycle)
     fence_penalty: int = 20           # extra cycles of fence (drains stores, orders memory)
     fence_i_penalty: int = 5          # extra cycles of fence.i (flush); I-cache also invalidated
     sfence_vma_penalty: int = 10      # extra cycles of sfence.vma (TLBs themselves not modelled)
@@ -205,6 +206,7 @@ _U54_SOURCES = {
     "mispredict_penalty": "FU540 manual §4.2: 3-cycle mispredict penalty (doc)",
     "predictor": "BTB/BHT/RAS not modelled: every control transfer charged (safe)",
     "store_load_penalty": "FU540 manual §4.4: load hitting a pending store 5 cycles (doc)",
+    "store_buffer_entries": "(assumed) store-pipeline depth not published (u54-timing §2.3)",
     "fence_penalty": "(assumed) not published; flush 5 + store-buffer drain margin",
     "fence_i_penalty": "(assumed) pipeline flush as for CSR writes; I-cache invalidation modelled",
     "sfence_vma_penalty": "(assumed) not published; TLB refills are not modelled",

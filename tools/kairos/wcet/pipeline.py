@@ -15,7 +15,7 @@ Store buffer: a tuple of pending stores, oldest first, each the half-open
 byte range ``(lo, hi)`` it may write (exact in a concrete run).  Rules:
 
 * A store pushes its range; if the buffer already holds
-  ``STORE_BUFFER_ENTRIES`` entries, the store stalls one cycle while the
+  ``model.store_buffer_entries`` entries, the store stalls one cycle while the
   oldest entry is written.
 * Every instruction that does not access the D-cache drains (writes) the
   oldest entry.
@@ -38,7 +38,7 @@ from kairos.wcet.model import ProcessorModel
 __all__ = ["PipeState", "step", "NREGS", "STORE_BUFFER_ENTRIES", "ANY_RANGE", "csr_writes"]
 
 NREGS = 64  # x0..x31, f0..f31 (32+n)
-STORE_BUFFER_ENTRIES = 8  # model capacity (the U54's depth is not published)
+STORE_BUFFER_ENTRIES = 8  # default of ProcessorModel.store_buffer_entries
 ANY_RANGE = (0, 1 << 64)
 
 _READS_MEM = (C.LOAD, C.FP_LOAD, C.LR, C.AMO, C.SC)
@@ -156,7 +156,7 @@ def step(st: PipeState, ins: Instr, m: ProcessorModel, ipen: int = 0, dpen: int 
         else:
             lat = m.load_latency_word + m.amo_extra_latency
         if cls in _STORES:
-            if len(st.sbuf) >= STORE_BUFFER_ENTRIES:
+            if len(st.sbuf) >= m.store_buffer_entries:
                 issue += 1
                 st.sbuf = st.sbuf[1:]
             st.sbuf = st.sbuf + (drange,)
