@@ -158,6 +158,11 @@ def test_kairos_trace_cli(built, tmp_path) -> None:
     import json
     o = json.loads(out.read_text())
     assert o["sound"] and o["bound"] >= o["cycles"] and o["path_bound"] <= o["bound"]
+    r4 = _kairos("trace", elf, "-e", "matmul", "--wcet", "-a", str(progbuild.PROGRAMS / "matmul.toml"),
+                 "--blocks", "3", "--json", str(tmp_path / "b.json"))
+    assert r4.returncode == 0 and "most over-estimated" in r4.stdout
+    blocks = json.loads((tmp_path / "b.json").read_text())["blocks"]
+    assert len(blocks) == 3 and all(b["bound"] >= 0 and b["count"] >= 1 for b in blocks)
     r2 = _kairos("trace", elf, "--replay", str(tmp_path / "m.trace"))
     assert r2.returncode == 0 and f"observed      {o['cycles']} cycles" in r2.stdout
     for args, msg in [(("-e", "nosuch"), "no symbol"), (("-e", "matmul", "-i", "A=xyz"), "not hexadecimal"),
@@ -165,3 +170,19 @@ def test_kairos_trace_cli(built, tmp_path) -> None:
         r3 = _kairos("trace", elf, *args)
         assert r3.returncode == 2 and msg in r3.stderr
         assert r3.stderr.count("\n") == 1 and "Traceback" not in r3.stderr
+
+
+def test_block_comparison_adds_up_to_the_run(built) -> None:
+    from kairos.wcet.emulator import load_elf, run_entry
+    from kairos.wcet.model import get_preset
+    from kairos.wcet.sim import replay
+    from kairos.wcet.trace import block_comparison, block_path, path_bound
+    an = built.analysis("calls", "u54")
+    res = next(r for r in an.results if r.spec.symbol == "chain_main")
+    p = load_elf(built.elf("calls"))
+    t = run_entry(p, "chain_main")
+    rep = replay(t, p.memory, get_preset("u54"), timeline=True)
+    tp = block_path(an.program, "chain_main", t)
+    rows = block_comparison(tp, res.costs, rep.timeline)
+    assert sum(r["observed"] for r in rows) == rep.cycles
+    assert sum(r["bound"] for r in rows) <= path_bound(tp, res.costs)

@@ -9,6 +9,7 @@ writes back a victim).  For random replacement the trace is replayed with
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 from kairos.wcet.cache import ConcreteCache
@@ -52,6 +53,7 @@ class ReplayResult:
     dcache_misses: int = 0
     writebacks: int = 0
     device_accesses: int = 0
+    timeline: array | None = None   # worst seed, with timeline=True: t_next after each instruction
 
     def as_dict(self) -> dict:
         return {"cycles": self.cycles, "instructions": self.instructions,
@@ -60,7 +62,8 @@ class ReplayResult:
                 "device_accesses": self.device_accesses}
 
 
-def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1) -> ReplayResult:
+def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1,
+                timeline: bool = False) -> ReplayResult:
     ic = ConcreteCache(m.icache, seed=seed, polluted=True)
     dc = ConcreteCache(m.dcache, seed=seed * 7919 + 1, polluted=True)
     st = PipeState()
@@ -68,6 +71,7 @@ def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1)
     dline = m.dcache.line
     imiss = m.icache_miss_penalty
     devices = 0
+    tl = array("q") if timeline else None
     pcs, daddrs, widths = trace.pcs, trace.daddrs, trace.widths
     for i in range(len(pcs)):
         pc = pcs[i]
@@ -102,13 +106,16 @@ def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1)
                         if not hit:
                             dpen += m.memory_latency + (m.writeback_latency if wb else 0)
         step(st, ins, m, ipen, dpen, drange, exact=True)
+        if tl is not None:
+            tl.append(st.t_next)
         if cls is InstrClass.FENCE_I:
             ic.invalidate()
     return ReplayResult(st.t_next, len(pcs), [st.t_next], ic.misses, dc.misses, dc.writebacks,
-                        devices)
+                        devices, tl)
 
 
-def replay(trace: Trace, memory: Memory, m: ProcessorModel, seeds: int | None = None) -> ReplayResult:
+def replay(trace: Trace, memory: Memory, m: ProcessorModel, seeds: int | None = None,
+           timeline: bool = False) -> ReplayResult:
     """Observed cycles of ``trace`` under model ``m`` (max over LFSR seeds
     when a cache replaces randomly)."""
     decode = Decoder(memory)
@@ -117,7 +124,7 @@ def replay(trace: Trace, memory: Memory, m: ProcessorModel, seeds: int | None = 
     best: ReplayResult | None = None
     per_seed = []
     for s in range(1, n + 1):
-        r = replay_once(trace, decode, m, seed=s)
+        r = replay_once(trace, decode, m, seed=s, timeline=timeline)
         per_seed.append(r.cycles)
         if best is None or r.cycles > best.cycles:
             best = r

@@ -123,6 +123,7 @@ class TracePath:
     blocks: list[tuple[Context, int]] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)             # (ctx, block) -> executions
     loop_entries: Counter = field(default_factory=Counter)       # (ctx, header) -> entries
+    sizes: dict = field(default_factory=dict)                    # (ctx, block) -> instructions
 
 
 def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
@@ -165,6 +166,7 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
                                 f"got {pcs[i + j]:#x}")
         key = (ctx, b.start)
         out.blocks.append(key)
+        out.sizes[key] = k
         out.counts[key] += 1
         lp = loops(f).by_header(b.start)
         if lp is not None and (prev is None or prev not in lp.blocks):
@@ -188,6 +190,29 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
             if not frames:
                 raise WcetError(f"trace continues after {entry} returned (at {pcs[i]:#x})")
     return out
+
+
+def block_comparison(path: TracePath, costs, timeline) -> list[dict]:
+    """Per (context, block) of a traced path: executions, observed cycles
+    (from the replay's per-instruction timeline) and the analysis' cost,
+    sorted by over-estimate."""
+    rows: dict[tuple, dict] = {}
+    pos = 0
+    prev_t = 0
+    for key in path.blocks:
+        n = path.sizes.get(key, 0)
+        end = min(pos + n, len(timeline)) - 1
+        t = timeline[end] if end >= 0 else prev_t
+        r = rows.setdefault(key, {"context": key[0], "block": key[1], "count": 0, "observed": 0,
+                                  "bound": 0})
+        r["count"] += 1
+        r["observed"] += t - prev_t
+        prev_t = t
+        pos += n
+    for (ctx, b), r in rows.items():
+        r["bound"] = costs.cost(ctx, b) * r["count"]
+        r["excess"] = r["bound"] - r["observed"]
+    return sorted(rows.values(), key=lambda r: -r["excess"])
 
 
 def path_bound(path: TracePath, costs) -> int:

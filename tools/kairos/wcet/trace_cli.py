@@ -59,6 +59,8 @@ def register(sub) -> None:
                    help="also compute the static bound of the entry and the tightness")
     p.add_argument("--annotations", "-a", action="append", default=[], metavar="FILE",
                    help="with --wcet: loop-bound annotation files")
+    p.add_argument("--blocks", type=int, default=0, metavar="N",
+                   help="with --wcet: the N blocks whose analysed cost exceeds the observed cycles most")
     p.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
     p.set_defaults(func=main)
 
@@ -128,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
         save_trace(trace, args.save)
     if not len(trace):
         raise WcetError("empty trace")
-    res = replay(trace, prog.memory, model, args.seeds)
+    res = replay(trace, prog.memory, model, args.seeds, timeline=bool(args.blocks))
     out: dict = {"elf": args.elf, "model": model.name, "entry": trace.entry or args.entry,
                  "stop": trace.stop, "has_data_addresses": trace.has_data, **res.as_dict()}
     entry = trace.entry or args.entry
@@ -150,6 +152,13 @@ def _run(args: argparse.Namespace) -> int:
             try:
                 tp = block_path(an.program, entry, trace)
                 out["path_bound"] = path_bound(tp, r.costs)
+                if args.blocks and res.timeline is not None:
+                    from kairos.wcet.trace import block_comparison
+                    rows = block_comparison(tp, r.costs, res.timeline)[:args.blocks]
+                    out["blocks"] = [{**row, "context": [hex(c) for c in row["context"]],
+                                      "block": hex(row["block"]),
+                                      "function": an.program.name_of(an.program.block(row["block"]).func)}
+                                     for row in rows]
             except WcetError as e:
                 out["path_bound_error"] = str(e)
     if args.json:
@@ -228,3 +237,9 @@ def _print(o: dict) -> None:
               f"{'' if o['sound'] else '  UNSOUND: bound < observed'}")
     if "path_bound" in o:
         print(f"path bound    {o['path_bound']} cycles (analysis costs along this trace's path)")
+    if o.get("blocks"):
+        print("blocks (most over-estimated first):")
+        print(f"  {'function':24s} {'block':>12s} {'count':>6s} {'observed':>9s} {'bound':>9s} {'excess':>8s}")
+        for r in o["blocks"]:
+            print(f"  {r['function'][:24]:24s} {r['block']:>12s} {r['count']:6d} {r['observed']:9d} "
+                  f"{r['bound']:9d} {r['excess']:8d}")
