@@ -508,22 +508,27 @@ class _Analysis:
         """Per supergraph edge: the loops it enters, iterates (back edge) or
         leaves, as ("entry"|"back"|"exit", loop key)."""
         acts: dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]] = defaultdict(list)
-        headers: dict[int, list[tuple[tuple[Context, int], Any]]] = defaultdict(list)
-        loops_of_ctx: dict[Context, list] = {}
+        # loops by (context, block): every loop containing the block
+        containing: dict[tuple[Context, int], list] = defaultdict(list)
         for ctx, lf in self.loops_by_ctx.items():
-            loops_of_ctx[ctx] = lf.loops
             for lp in lf.loops:
-                h = self.index.get((ctx, lp.header))
-                if h is not None:
-                    headers[h].append(((ctx, lp.header), lp))
+                for b in lp.blocks:
+                    containing[(ctx, b)].append(lp)
         for (i, t), src in self.edge_src.items():
             tctx, tb = self.nodes[t]
-            for key, lp in headers.get(t, ()):
-                acts[(i, t)].append(("back" if src in lp.blocks else "entry", key))
+            for lp in containing.get((tctx, tb), ()):
+                key = (tctx, lp.header)
+                inside = src is not None and src in lp.blocks
+                if not inside:
+                    # from outside into the loop: an entry (irreducible
+                    # regions may be entered at blocks other than the header)
+                    acts[(i, t)].append(("entry", key))
+                elif tb == lp.header:
+                    acts[(i, t)].append(("back", key))
             if src is None:
                 continue
-            for lp in loops_of_ctx.get(tctx, ()):
-                if src in lp.blocks and tb not in lp.blocks:
+            for lp in containing.get((tctx, src), ()):
+                if tb not in lp.blocks:
                     acts[(i, t)].append(("exit", (tctx, lp.header)))
         return acts
 

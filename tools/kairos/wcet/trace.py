@@ -168,10 +168,10 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
         out.blocks.append(key)
         out.sizes[key] = k
         out.counts[key] += 1
-        lp = loops(f).by_header(b.start)
-        if lp is not None and (prev is None or prev not in lp.blocks):
-            out.loop_entries[key] += 1
-        # nested loops sharing... each header is its own loop; done.
+        for lp in loops(f).loops:
+            # entered from outside (irreducible regions: at any entry block)
+            if b.start in lp.blocks and (prev is None or prev not in lp.blocks):
+                out.loop_entries[(ctx, lp.header)] += 1
         frames[-1][3] = b.start
         i += k
         if i >= n:
