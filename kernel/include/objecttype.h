@@ -35,7 +35,8 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed);
 
 /* Create one object of `type` at paddr (zeroed memory) and return its cap. */
 cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device);
-/* Object size in bits for a type, or 0 if the type takes a user size. */
+/* Object size in bits for a type, given the user size argument (e.g. a
+ * CNode of 2^radix slots is radix + 5 bits). */
 word_t object_size_bits(enum object_type type, word_t user_size_bits);
 
 /* RISC-V parts (arch/riscv/object/objecttype.c). */

@@ -13,10 +13,12 @@
  * The walk is linear in the number of slots; it is for tests, not for
  * production. */
 #include <arch/memory.h>
+#include <arch/vspace.h>
 #include <cdt.h>
 #include <invariants.h>
 #include <kernel.h>
 #include <objecttype.h>
+#include <untyped.h>
 #include <preemption.h>
 
 #if CONFIG_INVARIANT_CHECKS
@@ -137,6 +139,13 @@ static bool object_in_use(const cte_t *s, word_t n_untypeds)
 void invariants_check(const char *when)
 {
     debug_counters[COUNTER_INVARIANT_CHECKS]++;
+    {
+        const char *why = vspace_invariant_violation();
+        if (why) {
+            kprintf("\nKAIROS INVARIANT VIOLATION after %s: %s\n", when, why);
+            panic("invariant violation");
+        }
+    }
     word_t n_untypeds = 0;
     bool all_untypeds = !overflowed;
     /* CDT (cdt.c): per-slot facts, and no cycles: the lists from all heads
@@ -148,6 +157,11 @@ void invariants_check(const char *when)
         for (word_t i = 0; i < arrays[a].n; i++) {
             const cte_t *s = &arrays[a].slots[i];
             check_links(when, s);
+            {
+                const char *why = arch_cap_invariant_violation(s->cap);
+                if (why)
+                    violation(when, why, s);
+            }
             const char *cdt_fault = cdt_check_slot(s);
             if (cdt_fault)
                 violation(when, cdt_fault, s);
@@ -158,6 +172,8 @@ void invariants_check(const char *when)
             }
             if (cap_type(s->cap) == CAP_UNTYPED) {
                 check_untyped_children(when, s);
+                if (untyped_used_bytes(s) > cap_untyped_free_index(s->cap))
+                    violation(when, "objects made from an untyped exceed its watermark", s);
                 if (n_untypeds < MAX_UNTYPEDS)
                     untypeds[n_untypeds++] = s;
                 else
