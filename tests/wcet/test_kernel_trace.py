@@ -71,3 +71,17 @@ def test_kernel_bounds_cover_the_captured_runs(runs) -> None:
     for res in an.results:
         h = res.spec.via[0]
         assert res.bound >= worst[h], f"{res.name}: bound {res.bound} < observed {worst[h]}"
+
+
+def test_path_bounds_cover_the_captured_runs(runs) -> None:
+    """Independent of loop annotations: the analysis' block costs summed
+    along each captured kernel path bound that run's replay."""
+    from kairos.wcet.emulator import load_elf
+    from kairos.wcet.gdbtrace import path_bounds
+    from kairos.wcet.model import get_preset
+    from kairos.wcet.sim import replay
+    m = get_preset("u54")
+    prog = load_elf(KERNEL)
+    for run, pb in zip(runs, path_bounds(KERNEL, runs, m)):
+        obs = replay(run.trace, prog.memory, m).cycles
+        assert obs <= pb, f"{run.handlers}: path bound {pb} < observed {obs}"

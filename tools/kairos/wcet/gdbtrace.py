@@ -227,3 +227,23 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
         if not keep:
             Path(serial_name).unlink(missing_ok=True)
     return runs
+
+
+def path_bounds(kernel: str | Path, runs: list[KernelRun], model, entry: str = "trap_entry",
+                context_budget: int = 20000) -> list[int]:
+    """The analysis' bound of each captured run's own path: block costs of
+    ``microarch`` (on ``entry``, all handlers) summed along the path, plus
+    first-miss penalties per loop entry.  Needs no loop bounds, so it checks
+    the micro-architectural analysis on real kernel paths even when the
+    kernel's loop annotations are incomplete."""
+    from kairos.wcet import microarch
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    from kairos.wcet.trace import block_path, path_bound
+    from kairos.wcet.valueanalysis import ValueInfo
+
+    prog = build_program(ElfImage(str(kernel)), [entry])
+    if context_budget:
+        prog.limit_contexts(entry, context_budget)
+    costs = microarch.analyse(prog, entry, model, ValueInfo(prog))
+    return [path_bound(block_path(prog, entry, r.trace), costs) for r in runs]

@@ -53,6 +53,8 @@ def register(sub) -> None:
                    help="with --qemu-gdb: where kernel runs start (default trap_entry)")
     p.add_argument("--count", type=int, default=20, help="with --qemu-gdb: kernel runs to record")
     p.add_argument("--skip", type=int, default=0, help="with --qemu-gdb: kernel runs to skip first")
+    p.add_argument("--path-bounds", action="store_true",
+                   help="with --qemu-gdb: also the analysis' bound of each captured run's own path")
     p.add_argument("--save", metavar="TRACE", help="write the captured trace to a file")
     p.add_argument("--max-steps", type=int, default=5_000_000, help="emulator instruction limit")
     p.add_argument("--wcet", action="store_true",
@@ -190,6 +192,14 @@ def _kernel(args: argparse.Namespace, model) -> int:
         g["max_instructions"] = max(g["max_instructions"], res.instructions)
         rows.append({"handler": key, "stop": r.trace.stop, **res.as_dict()})
     sound = True
+    if args.path_bounds:
+        from kairos.wcet.gdbtrace import path_bounds
+        for row, pb in zip(rows, path_bounds(args.elf, runs, model, args.kernel_entry)):
+            row["path_bound"] = pb
+            g = groups[row["handler"]]
+            g["max_path_ratio"] = max(g.get("max_path_ratio", 0), round(pb / row["cycles"], 4))
+            g["min_path_ratio"] = min(g.get("min_path_ratio", 1e9), round(pb / row["cycles"], 4))
+            sound = sound and pb >= row["cycles"]
     if args.wcet:
         from kairos.wcet import annotations as annmod
         from kairos.wcet import driver
@@ -215,9 +225,13 @@ def _kernel(args: argparse.Namespace, model) -> int:
     for h, g in groups.items():
         line = (f"  {h:28s} runs {g['runs']:4d}  max {g['max_instructions']:6d} instructions, "
                 f"{g['max_observed']:9d} cycles observed")
+        if "min_path_ratio" in g:
+            line += f"  path bound / observed {g['min_path_ratio']}..{g['max_path_ratio']}"
         if "bound" in g:
             line += f"  bound {g['bound']} (tightness {g['tightness']}){'' if g['sound'] else '  UNSOUND'}"
         print(line)
+    if args.path_bounds and not sound:
+        print("UNSOUND: a path bound is below its observed run")
     return 0 if sound else 1
 
 
