@@ -17,15 +17,30 @@ bool thread_is_schedulable(const struct tcb *t);
 /* Blocked on send, receive, reply or notification. */
 bool thread_is_blocked(const struct tcb *t);
 void thread_set_state(struct tcb *t, enum thread_state s);
-/* Append t to its priority's ready queue if it is schedulable. Used on the
- * current thread it ends its time slice (Yield): a round-robin context gets
- * its full budget back and others of equal priority run first. */
-void sched_enqueue(struct tcb *t);
+/* Kernel entry (every system call, exception and interrupt): stamp the
+ * time, charging what passed since the last entry to the SC that ran, and
+ * check that SC's budget. Returns false if it is used up: the thread has been
+ * moved off the CPU (to its ready queue's tail, or to the release queue until
+ * its next refill) and the entry's work must not be done (a system call is
+ * re-executed from FaultIP when the thread runs again). */
+bool sched_entry(void);
+/* Charge the last `ticks` of this kernel entry to no context (the check
+ * flavour's invariant checker). */
+void sched_skip_time(u64 ticks);
+/* The time stamped at this kernel entry (ticks). */
+u64 sched_now(void);
+/* seL4_Yield by the current thread t: a round-robin SC is refilled and t goes
+ * behind its equals; a sporadic SC gives up the rest of its head refill and t
+ * waits in the release queue unless the next refill is ready. */
+void sched_yield(struct tcb *t);
+/* Take t out of the ready or release queue it is in (if any). */
 void sched_dequeue(struct tcb *t);
 /* SchedContext_YieldTo: put target at the head of its queue; if its
  * priority is at least the current thread's, the current thread yields to
  * it (and runs right after it). */
 void sched_yield_to(struct tcb *target);
+/* Would sched_yield_to(target) by caller run target first? */
+bool sched_yield_to_runs_first(const struct tcb *target, const struct tcb *caller);
 /* Take t out of whatever it is blocked on (seL4's cancelIPC): a
  * notification's queue now, endpoint and reply queues with the IPC work.
  * t is left inactive. */
@@ -46,16 +61,28 @@ void thread_schedule(struct tcb *t);
 void thread_set_flags(struct tcb *t, word_t flags);
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);
-/* Charge the time since the last accounting point to the running context
- * (so Consumed and reconfiguration see up-to-date numbers). */
-void sched_commit_time(void);
-/* The scheduler must stop charging sc (it is being unbound or deleted). */
+/* The scheduler must stop charging sc (it is being unbound, reconfigured or
+ * deleted): if it is running, what it used is charged to its refills now. */
 void sched_forget_sc(struct sched_context *sc);
 /* Leave the kernel: pick the thread to run and return to user mode in it. */
 NORETURN void kernel_exit(void);
-/* Handle whatever interrupts are pending. Budget expiry itself is noticed by
- * kernel_exit, which charges time and re-arms the timer on every exit. */
+/* Handle whatever interrupts are pending (a timer interrupt also stamps the
+ * time). Budget expiry is noticed by sched_entry and kernel_exit, which
+ * re-arms the timer when the next event's time changed. */
 void handle_pending_interrupts(void);
+/* Scheduler measurements for SYS_KAIROS_DEBUG_COUNTER (ids from 16 on;
+ * docs/scheduling.md "Measurements"). Instruction counts are of the last
+ * occurrence unless named MAX. */
+enum sched_counter {
+    SCHED_COUNTER_TIMER_REPROGRAMS = 16,
+    SCHED_COUNTER_TIMER_REPROGRAM_INSTRET = 17,
+    SCHED_COUNTER_SC_SWITCHES = 18,
+    SCHED_COUNTER_SC_SWITCH_INSTRET = 19,
+    SCHED_COUNTER_SC_SWITCH_MAX_INSTRET = 20,
+    SCHED_COUNTER_SSTC = 21,
+    SCHED_COUNTER_OVERRUN_MAX_TICKS = 22, /* longest use past a head refill seen at an entry */
+};
+u64 sched_debug_counter(word_t id);
 void debug_register_thread(struct tcb *t);
 void debug_unregister_thread(struct tcb *t);
 void debug_dump_scheduler(void);

@@ -266,6 +266,11 @@ void handle_syscall(word_t number)
 {
     struct tcb *t = current_thread;
     entry_stamp_begin(number);
+    if (!sched_entry()) {
+        /* Budget used up: the thread is off the CPU and re-executes the
+         * ecall (pc is still FaultIP) once its budget is replenished. */
+        kernel_exit();
+    }
     t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
     switch ((sword_t)number) {
     case SYS_CALL:
@@ -301,7 +306,7 @@ void handle_syscall(word_t number)
             handle_recv(t, number, true);
         break;
     case SYS_YIELD:
-        sched_enqueue(t); /* to the tail of its priority: others of equal priority go first */
+        sched_yield(t); /* round robin: behind its equals; sporadic: gives up the head refill */
         break;
 #if CONFIG_DEBUG_BUILD
     case SYS_DEBUG_PUT_CHAR:
@@ -325,7 +330,8 @@ void handle_syscall(word_t number)
         break;
     case SYS_KAIROS_DEBUG_COUNTER:
         /* Kairos-specific, debug builds only: a0 = counter id, returns its value. */
-        t->ctx.x[REG_A0] = t->ctx.x[REG_A0] < NUM_DEBUG_COUNTERS ? debug_counters[t->ctx.x[REG_A0]] : 0;
+        t->ctx.x[REG_A0] = t->ctx.x[REG_A0] < NUM_DEBUG_COUNTERS ? debug_counters[t->ctx.x[REG_A0]]
+                                                                 : sched_debug_counter(t->ctx.x[REG_A0]);
         break;
 #endif
     default:
@@ -338,7 +344,11 @@ void handle_syscall(word_t number)
      * them keeps the check flavour usable for programs that print a lot. */
     if ((sword_t)number != SYS_DEBUG_PUT_CHAR && (sword_t)number != SYS_DEBUG_CAP_IDENTIFY) {
         entry_stamp_pause();
+        u64 check_start = machine_time();
         invariants_check("a system call");
+        /* The checker (check flavour only) is not part of the kernel's
+         * work: its time is charged to no scheduling context. */
+        sched_skip_time(machine_time() - check_start);
         entry_stamp_resume();
     }
     kernel_exit();

@@ -1,18 +1,39 @@
-/* Thread states and the scheduler: one FIFO ready queue per priority and a
- * two-level bitmap over the priorities, so the highest runnable priority is
- * found with two count-leading-zeros instead of a scan ("Benno" scheduling:
- * the running thread is not in any queue, and only schedulable threads are).
+/* Thread states and the scheduler (docs/scheduling.md "Scheduler").
  *
- * MCS: a thread is schedulable when it is runnable and bound to a configured
- * scheduling context. Time is charged to the running context at every kernel
- * exit; a round-robin context whose slice drops below MIN_BUDGET is refilled
- * and its thread moves to the tail of its priority (schedcontext.h). */
+ * Fixed priorities, 256 of them, round robin within a priority: one FIFO
+ * ready queue per priority and a two-level bitmap over the priorities, so the
+ * highest runnable priority is found with two most-significant-bit searches
+ * instead of a scan. "Benno" scheduling: the running thread is in no queue,
+ * and only threads that may run now are in a ready queue.
+ *
+ * MCS (Lyons; shared/notes/mcs-kernel.md §5.8): a thread runs only on a
+ * configured scheduling context (SC) whose head refill is released and holds
+ * at least MIN_BUDGET. A runnable thread whose SC has no such refill waits in
+ * the release queue, ordered by the head refill's release time, until the
+ * timer releases it (to the tail of its priority's queue).
+ *
+ * Accounting: time is stamped once per kernel entry (sched_entry). The time
+ * since the previous stamp belongs to the SC that was current at the previous
+ * exit, so all time from an entry to the next one, kernel time included, is
+ * charged to the SC current at that entry's exit. It accumulates in
+ * `consumed` and is charged to the refills (refill_budget_check) only when
+ * the SC stops running (SC switch, block, yield) or its budget runs out,
+ * which the entry notices: the thread is then moved off the CPU and a system
+ * call is not performed (it is re-executed after replenishment).
+ *
+ * Timer: tickless, one shot, programmed at exit for the earlier of the
+ * running SC's budget expiry and the release-queue head's release; written
+ * to the hardware only when that time changes.
+ *
+ * The state is per core (struct sched_node), so SMP can follow: every SC
+ * belongs to one core, and nothing here is shared between cores. */
 #include <arch/context.h>
 #include <arch/csr.h>
 #include <arch/machine.h>
 #include <arch/vspace.h>
 #include <kernel.h>
 #include <notification.h>
+#include <refill.h>
 #include <schedcontext.h>
 #include <string.h>
 #include <thread.h>
@@ -21,15 +42,31 @@
 struct tcb *current_thread;
 
 #define PRIO_WORDS (CONFIG_NUM_PRIORITIES / 64)
-static struct tcb *ready_head[CONFIG_NUM_PRIORITIES];
-static struct tcb *ready_tail[CONFIG_NUM_PRIORITIES];
-static word_t ready_bitmap_top;              /* bit i: ready_bitmap[i] non-zero */
-static word_t ready_bitmap[PRIO_WORDS];      /* bit p%64 of word p/64: queue p non-empty */
+#define NO_TIMEOUT (~0ull)
 
-/* The context being charged for the time since `charged_until` (the one the
- * last kernel exit armed the timer for), or NULL while idle. */
-static struct sched_context *running_sc;
-static u64 charged_until;
+struct sched_node {
+    struct tcb *ready_head[CONFIG_NUM_PRIORITIES];
+    struct tcb *ready_tail[CONFIG_NUM_PRIORITIES];
+    word_t bitmap_top;         /* bit i: bitmap[i] non-zero */
+    word_t bitmap[PRIO_WORDS]; /* bit p%64 of word p/64: queue p non-empty */
+    /* Runnable threads waiting for their SC's next refill, earliest release
+     * first (FIFO among equal times). Linked through ready_next/ready_prev:
+     * a thread is in at most one of the ready and release queues. */
+    struct tcb *release_head;
+    struct tcb *release_tail;
+    /* The SC charged for the time since `stamp` (the one the last exit ran),
+     * or NULL (idle, or it stopped running during this entry). */
+    struct sched_context *cur_sc;
+    u64 stamp;    /* time of the last kernel entry (ticks) */
+    u64 consumed; /* used by cur_sc since it was last charged to its refills */
+    u64 armed;    /* what the timer is programmed for (NO_TIMEOUT: off) */
+    /* Measurements (docs/scheduling.md), in instructions. */
+    u64 n_reprograms, reprogram_instret, n_sc_switches, sc_switch_instret, sc_switch_max;
+    u64 overrun_max; /* ticks used past the head refill when exhaustion was noticed */
+};
+static struct sched_node nodes[CONFIG_MAX_NUM_NODES];
+/* This core's state. Single core for now; SMP indexes by hart. */
+#define NODE (&nodes[0])
 
 /* Eager FP switching: the FP registers hold fpu_owner's state; fpu_loaded
  * says whether it was loaded with the FPU enabled (a thread that re-enables
@@ -60,109 +97,63 @@ bool thread_is_blocked(const struct tcb *t)
     }
 }
 
-static void queue_insert(struct tcb *t, bool at_head)
+u64 sched_now(void) { return NODE->stamp; }
+
+/* The SC's head refill may be used now, with `used` of it already used. */
+static bool sc_can_run(struct sched_context *sc, u64 used)
 {
+    return refill_ready(sc, NODE->stamp) && refill_sufficient(sc, used);
+}
+
+bool sc_released(const struct sched_context *sc)
+{
+    return sc_configured(sc) && sc_can_run((struct sched_context *)sc, 0);
+}
+
+/* ---- ready queues ---- */
+
+static void ready_insert(struct tcb *t, bool at_head)
+{
+    struct sched_node *n = NODE;
     u32 p = t->priority;
     if (at_head) {
         t->ready_prev = NULL;
-        t->ready_next = ready_head[p];
-        if (ready_head[p])
-            ready_head[p]->ready_prev = t;
+        t->ready_next = n->ready_head[p];
+        if (n->ready_head[p])
+            n->ready_head[p]->ready_prev = t;
         else
-            ready_tail[p] = t;
-        ready_head[p] = t;
+            n->ready_tail[p] = t;
+        n->ready_head[p] = t;
     } else {
         t->ready_next = NULL;
-        t->ready_prev = ready_tail[p];
-        if (ready_tail[p])
-            ready_tail[p]->ready_next = t;
+        t->ready_prev = n->ready_tail[p];
+        if (n->ready_tail[p])
+            n->ready_tail[p]->ready_next = t;
         else
-            ready_head[p] = t;
-        ready_tail[p] = t;
+            n->ready_head[p] = t;
+        n->ready_tail[p] = t;
     }
-    ready_bitmap[p / 64] |= BIT(p % 64);
-    ready_bitmap_top |= BIT(p / 64);
+    n->bitmap[p / 64] |= BIT(p % 64);
+    n->bitmap_top |= BIT(p / 64);
     t->in_ready_queue = true;
 }
 
-static u64 min_budget_ticks(void) { return us_to_ticks(MIN_BUDGET_US); }
-
-static struct refill *sc_head(struct sched_context *sc) { return &sc_refills(sc)[sc->refill_head]; }
-
-void sched_commit_time(void)
+static void ready_remove(struct tcb *t)
 {
-    u64 now = machine_time();
-    if (running_sc) {
-        u64 used = now - charged_until;
-        struct refill *h = sc_head(running_sc);
-        running_sc->consumed += used;
-        h->amount = used >= h->amount ? 0 : h->amount - used;
-    }
-    charged_until = now;
-}
-
-void sched_forget_sc(struct sched_context *sc)
-{
-    if (running_sc == sc) {
-        sched_commit_time();
-        running_sc = NULL;
-    }
-}
-
-/* End of a round-robin time slice: the full budget is available again.
- * (Non-round-robin contexts are treated the same way until the release
- * queue exists: they get their budget back at once instead of one period
- * later. The scheduling issue replaces this.) */
-static void refill_slice(struct sched_context *sc)
-{
-    struct refill *h = sc_head(sc);
-    h->amount = sc->budget;
-    h->release_time = machine_time();
-}
-
-void sched_enqueue(struct tcb *t)
-{
-    if (t->in_ready_queue || !thread_is_schedulable(t))
-        return;
-    if (t == current_thread) {
-        /* Yield: charge what was used so far, then start a fresh slice. */
-        sched_commit_time();
-        refill_slice(t->sc);
-    }
-    queue_insert(t, false);
-}
-
-void sched_yield_to(struct tcb *target)
-{
-    struct tcb *cur = current_thread;
-    if (target == cur || !thread_is_schedulable(target))
-        return;
-    sched_dequeue(target);
-    /* At or above the caller's priority the target runs first and the
-     * caller right after it (both at the heads of their queues); below it,
-     * the target is merely first among its equals. */
-    if (cur && target->priority >= cur->priority && !cur->in_ready_queue && thread_is_schedulable(cur))
-        queue_insert(cur, true);
-    queue_insert(target, true);
-}
-
-void sched_dequeue(struct tcb *t)
-{
-    if (!t->in_ready_queue)
-        return;
+    struct sched_node *n = NODE;
     u32 p = t->priority;
     if (t->ready_prev)
         t->ready_prev->ready_next = t->ready_next;
     else
-        ready_head[p] = t->ready_next;
+        n->ready_head[p] = t->ready_next;
     if (t->ready_next)
         t->ready_next->ready_prev = t->ready_prev;
     else
-        ready_tail[p] = t->ready_prev;
-    if (!ready_head[p]) {
-        ready_bitmap[p / 64] &= ~BIT(p % 64);
-        if (ready_bitmap[p / 64] == 0)
-            ready_bitmap_top &= ~BIT(p / 64);
+        n->ready_tail[p] = t->ready_prev;
+    if (!n->ready_head[p]) {
+        n->bitmap[p / 64] &= ~BIT(p % 64);
+        if (n->bitmap[p / 64] == 0)
+            n->bitmap_top &= ~BIT(p / 64);
     }
     t->ready_next = t->ready_prev = NULL;
     t->in_ready_queue = false;
@@ -185,11 +176,181 @@ static int msb_index(word_t w)
 /* Highest priority with a non-empty queue, or -1. */
 static int highest_ready_priority(void)
 {
-    if (ready_bitmap_top == 0)
+    struct sched_node *n = NODE;
+    if (n->bitmap_top == 0)
         return -1;
-    int word = msb_index(ready_bitmap_top);
-    int bit = msb_index(ready_bitmap[word]);
+    int word = msb_index(n->bitmap_top);
+    int bit = msb_index(n->bitmap[word]);
     return word * 64 + bit;
+}
+
+/* ---- release queue ---- */
+
+static u64 release_time(struct tcb *t) { return refill_head(t->sc)->release_time; }
+
+/* A thread not in a ready queue is in the release queue iff it has a
+ * predecessor there or is its head (links are NULL outside any queue). */
+static bool in_release_queue(const struct tcb *t)
+{
+    return !t->in_ready_queue && (t->ready_prev != NULL || NODE->release_head == t);
+}
+
+static bool queued(const struct tcb *t) { return t->in_ready_queue || in_release_queue(t); }
+
+/* Insert t by its head refill's release time, behind equal times. The walk
+ * starts at the tail (a later release than every queued one, the common
+ * case, is O(1)) and visits each queued thread at most once: O(n) in the
+ * number of threads waiting for a refill on this core, which the system's
+ * admission policy bounds (only sporadic SCs wait here; as in seL4,
+ * mcs-kernel.md §4.7). */
+static void release_insert(struct tcb *t)
+{
+    struct sched_node *n = NODE;
+    u64 when = release_time(t);
+    struct tcb *after = n->release_tail;
+    while (after && release_time(after) > when)
+        after = after->ready_prev;
+    t->ready_prev = after;
+    t->ready_next = after ? after->ready_next : n->release_head;
+    if (t->ready_next)
+        t->ready_next->ready_prev = t;
+    else
+        n->release_tail = t;
+    if (after)
+        after->ready_next = t;
+    else
+        n->release_head = t;
+}
+
+static void release_remove(struct tcb *t)
+{
+    struct sched_node *n = NODE;
+    if (t->ready_prev)
+        t->ready_prev->ready_next = t->ready_next;
+    else
+        n->release_head = t->ready_next;
+    if (t->ready_next)
+        t->ready_next->ready_prev = t->ready_prev;
+    else
+        n->release_tail = t->ready_prev;
+    t->ready_next = t->ready_prev = NULL;
+}
+
+void sched_dequeue(struct tcb *t)
+{
+    if (t->in_ready_queue)
+        ready_remove(t);
+    else if (in_release_queue(t))
+        release_remove(t);
+}
+
+/* A schedulable thread that is not running and in no queue: to the tail of
+ * its priority if its SC may run now, else to the release queue. */
+static void park(struct tcb *t)
+{
+    if (sc_can_run(t->sc, 0))
+        ready_insert(t, false);
+    else
+        release_insert(t);
+}
+
+/* ---- accounting ---- */
+
+/* Charge what the current SC used since it was last charged to its refills
+ * (refill_budget_check: whole refills used go one period on, a partly used
+ * head is split, an overrun delays the next refill). It stops being the
+ * current SC: the next exit calls refill_unblock_check when it runs again. */
+static void charge_current(void)
+{
+    struct sched_node *n = NODE;
+    struct sched_context *sc = n->cur_sc;
+    if (sc && sc_configured(sc) && n->consumed)
+        (void)refill_budget_check(sc, n->consumed, n->stamp);
+    n->consumed = 0;
+    n->cur_sc = NULL;
+}
+
+/* New time stamp: the time since the last one was used by cur_sc. */
+static void update_timestamp(void)
+{
+    struct sched_node *n = NODE;
+    u64 now = machine_time();
+    u64 delta = now - n->stamp;
+    n->stamp = now;
+    if (n->cur_sc) {
+        n->cur_sc->consumed += delta;
+        n->consumed += delta;
+    }
+}
+
+void sched_skip_time(u64 ticks)
+{
+    /* Stamps are taken at entry (and at a timer interrupt handled mid-way),
+     * so the skipped time lies after the last stamp: move it on. */
+    NODE->stamp += ticks;
+}
+
+bool sched_entry(void)
+{
+    struct sched_node *n = NODE;
+    update_timestamp();
+    struct tcb *t = current_thread;
+    struct sched_context *sc = n->cur_sc;
+    if (!t || !sc || t->sc != sc || sc_can_run(sc, n->consumed))
+        return true;
+    /* The budget ran out (the timer, or a system call in its last
+     * MIN_BUDGET): behave as the timer interrupt would, and do not perform
+     * the entry's work (the ecall is re-executed after replenishment). */
+    u64 head = refill_head(sc)->amount;
+    if (n->consumed > head && n->consumed - head > n->overrun_max)
+        n->overrun_max = n->consumed - head;
+    charge_current();
+    if (thread_is_schedulable(t) && !queued(t))
+        park(t);
+    return false;
+}
+
+void sched_forget_sc(struct sched_context *sc)
+{
+    if (NODE->cur_sc == sc)
+        charge_current();
+}
+
+void sched_yield(struct tcb *t)
+{
+    struct sched_node *n = NODE;
+    struct sched_context *sc = t->sc;
+    if (!sc || !sc_configured(sc) || sc != n->cur_sc)
+        return;
+    /* Round robin: the slice is refilled and the thread goes behind its
+     * equals. Sporadic: the rest of the head refill is given up; the thread
+     * waits for the next one in the release queue unless it is ready. */
+    (void)refill_yield(sc, n->consumed, n->stamp);
+    n->consumed = 0;
+    n->cur_sc = NULL;
+    if (thread_is_schedulable(t) && !queued(t))
+        park(t);
+}
+
+void sched_yield_to(struct tcb *target)
+{
+    struct tcb *cur = current_thread;
+    /* Only a thread that could run now (in a ready queue) is affected. */
+    if (target == cur || !target->in_ready_queue)
+        return;
+    ready_remove(target);
+    /* At or above the caller's priority the target runs first and the
+     * caller right after it (both at the heads of their queues); below it,
+     * the target is merely first among its equals. */
+    if (cur && target->priority >= cur->priority && !queued(cur) && thread_is_schedulable(cur) &&
+        sc_can_run(cur->sc, cur->sc == NODE->cur_sc ? NODE->consumed : 0))
+        ready_insert(cur, true);
+    ready_insert(target, true);
+}
+
+bool sched_yield_to_runs_first(const struct tcb *target, const struct tcb *caller)
+{
+    return target->in_ready_queue && target->priority >= caller->priority;
 }
 
 void thread_set_state(struct tcb *t, enum thread_state s)
@@ -201,8 +362,12 @@ void thread_set_state(struct tcb *t, enum thread_state s)
 
 void thread_schedule(struct tcb *t)
 {
-    if (t != current_thread && !t->in_ready_queue && thread_is_schedulable(t))
-        queue_insert(t, false);
+    if (t == current_thread || queued(t) || !thread_is_schedulable(t))
+        return;
+    /* Wake-up: a released head starts being used now. */
+    if (t->sc != NODE->cur_sc)
+        (void)refill_unblock_check(t->sc, NODE->stamp);
+    park(t);
 }
 
 /* Take t out of whatever it is blocked on (seL4's cancelIPC); t is left
@@ -230,7 +395,8 @@ void thread_resume(struct tcb *t)
         return;
     thread_cancel_blocking(t);
     /* Restart: on its next exit to user mode it continues at FaultIP, which
-     * re-executes an interrupted system call (kernel_exit sets NextIP). */
+     * re-executes an interrupted system call (kernel_exit sets NextIP). A
+     * thread whose head refill is not ready waits in the release queue. */
     t->state = THREAD_RESTART;
     thread_schedule(t);
 }
@@ -238,10 +404,12 @@ void thread_resume(struct tcb *t)
 void thread_set_priority(struct tcb *t, u32 prio)
 {
     if (t->in_ready_queue) {
-        sched_dequeue(t);
+        ready_remove(t);
         t->priority = prio;
-        queue_insert(t, false);
+        ready_insert(t, false);
     } else {
+        /* The release queue is ordered by time, not priority; the running
+         * thread is compared with the ready ones at exit. */
         t->priority = prio;
         /* Wait queues are ordered by priority (seL4's reorderNTFN). */
         if (t->state == THREAD_BLOCKED_ON_NOTIFICATION)
@@ -273,25 +441,70 @@ void thread_forget(struct tcb *t)
         current_thread = NULL;
 }
 
-/* Choose the thread to run: the current one keeps the CPU unless a strictly
+/* Threads whose head refill is now ready go to the tail of their priority.
+ * One iteration per released thread (each leaves the queue). */
+static void release_ready_threads(void)
+{
+    struct sched_node *n = NODE;
+    while (n->release_head && refill_ready(n->release_head->sc, n->stamp)) {
+        struct tcb *t = n->release_head;
+        release_remove(t);
+        ready_insert(t, false);
+    }
+}
+
+/* The current thread keeps the CPU if it may still run and no strictly
  * higher priority is ready (equal priorities rotate only on Yield or budget
- * expiry). A preempted thread goes to the head of its queue, keeping the
- * rest of its slice. */
+ * expiry). A preempted thread goes to the head of its queue, keeping its
+ * place; one whose budget is used up is charged and parked. */
 static struct tcb *choose_thread(void)
 {
+    struct sched_node *n = NODE;
     struct tcb *cur = current_thread;
-    int best = highest_ready_priority();
-    if (cur && !cur->in_ready_queue && thread_is_schedulable(cur)) {
-        if (best < 0 || (u32)best <= cur->priority)
-            return cur;
-        queue_insert(cur, true);
+    if (cur && !queued(cur) && thread_is_schedulable(cur)) {
+        u64 used = cur->sc == n->cur_sc ? n->consumed : 0;
+        if (!sc_can_run(cur->sc, used)) {
+            if (cur->sc == n->cur_sc)
+                charge_current();
+            park(cur);
+        } else {
+            int best = highest_ready_priority();
+            if (best < 0 || (u32)best <= cur->priority)
+                return cur;
+            ready_insert(cur, true);
+        }
     }
-    best = highest_ready_priority();
+    int best = highest_ready_priority();
     if (best < 0)
         return NULL;
-    struct tcb *next = ready_head[best];
-    sched_dequeue(next);
+    struct tcb *next = n->ready_head[best];
+    ready_remove(next);
     return next;
+}
+
+/* Program the timer for the next event: the running SC's budget expiry or
+ * the earliest release, whichever is first. Only a changed time touches the
+ * hardware. */
+static void set_next_timeout(void)
+{
+    struct sched_node *n = NODE;
+    u64 when = NO_TIMEOUT;
+    if (n->cur_sc) {
+        /* consumed < head amount: the SC could run (sc_can_run). */
+        when = n->stamp + (refill_head(n->cur_sc)->amount - n->consumed);
+    }
+    if (n->release_head) {
+        u64 r = release_time(n->release_head);
+        if (r < when)
+            when = r;
+    }
+    if (when == n->armed)
+        return;
+    u64 i0 = read_instret();
+    machine_set_timeout(when);
+    n->reprogram_instret = read_instret() - i0;
+    n->n_reprograms++;
+    n->armed = when;
 }
 
 /* Load next's FP state if it is not already in the registers, saving the
@@ -329,34 +542,64 @@ static void activate_vspace(struct tcb *t)
 
 void handle_pending_interrupts(void)
 {
-    (void)machine_handle_pending_interrupts();
+    unsigned kinds = machine_handle_pending_interrupts();
+    if (kinds & MACHINE_IRQ_TIMER) {
+        /* The machine disarmed the timer. A long operation preempted by it
+         * is charged up to here (its thread's budget is checked at exit). */
+        NODE->armed = NO_TIMEOUT;
+        update_timestamp();
+    }
+}
+
+u64 sched_debug_counter(word_t id)
+{
+    struct sched_node *n = NODE;
+    switch (id) {
+    case SCHED_COUNTER_TIMER_REPROGRAMS: return n->n_reprograms;
+    case SCHED_COUNTER_TIMER_REPROGRAM_INSTRET: return n->reprogram_instret;
+    case SCHED_COUNTER_SC_SWITCHES: return n->n_sc_switches;
+    case SCHED_COUNTER_SC_SWITCH_INSTRET: return n->sc_switch_instret;
+    case SCHED_COUNTER_SC_SWITCH_MAX_INSTRET: return n->sc_switch_max;
+    case SCHED_COUNTER_SSTC: return machine_has_sstc();
+    case SCHED_COUNTER_OVERRUN_MAX_TICKS: return n->overrun_max;
+    default: return 0;
+    }
 }
 
 void kernel_exit(void)
 {
-    /* Charge the time since the last exit; a slice that has run out is
-     * refilled and its thread goes behind the others of its priority. */
-    sched_commit_time();
-    if (running_sc && sc_head(running_sc)->amount < min_budget_ticks()) {
-        struct tcb *t = running_sc->tcb;
-        refill_slice(running_sc);
-        if (t && t == current_thread && !t->in_ready_queue && thread_is_schedulable(t))
-            queue_insert(t, false);
-    }
+    struct sched_node *n = NODE;
+    if (n->stamp == 0) /* the exit that ends boot: time starts now */
+        n->stamp = machine_time();
+    release_ready_threads();
     struct tcb *next = choose_thread();
     while (!next) {
         /* Idle: nothing to run until an interrupt makes something runnable.
          * Bounded per interrupt; idle time is charged to no context. */
+        charge_current();
         current_thread = NULL;
-        running_sc = NULL;
-        machine_disable_timeout();
+        set_next_timeout();
         machine_wait_for_interrupt();
         handle_pending_interrupts();
+        update_timestamp();
+        release_ready_threads();
         next = choose_thread();
     }
-    running_sc = next->sc;
-    charged_until = machine_time();
-    machine_set_timeout(charged_until + sc_head(running_sc)->amount);
+    if (next->sc != n->cur_sc) {
+        /* SC switch: the outgoing SC is charged, the incoming one starts
+         * being used now (a released head moves up to now and absorbs
+         * refills due before it runs out). */
+        u64 i0 = read_instret();
+        charge_current();
+        (void)refill_unblock_check(next->sc, n->stamp);
+        n->cur_sc = next->sc;
+        u64 cost = read_instret() - i0;
+        n->sc_switch_instret = cost;
+        if (cost > n->sc_switch_max)
+            n->sc_switch_max = cost;
+        n->n_sc_switches++;
+    }
+    set_next_timeout();
 
     word_t fs = switch_fpu(next);
     current_thread = next;

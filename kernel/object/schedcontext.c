@@ -1,10 +1,12 @@
 /* Scheduling contexts: processor time as an object (MCS). Creation, boot
- * setup, binding to threads, the SchedContext invocations and finalisation.
- * Round-robin refills only (schedcontext.h); sporadic servers build on this. */
+ * setup, configuration (the refills: refill.h), binding to threads, the
+ * SchedContext invocations and finalisation. The scheduler (thread.c) does
+ * the charging, the release queue and the timer. */
 #include <boot.h>
 #include <invocation.h>
 #include <kernel.h>
 #include <objecttype.h>
+#include <refill.h>
 #include <schedcontext.h>
 #include <thread.h>
 #include <timer.h>
@@ -21,13 +23,6 @@ void sched_context_init(struct sched_context *sc, u32 size_bits)
     sc->period = 0;
     sc->refill_count = 0;
     sc->refill_head = 0;
-}
-
-bool sc_released(const struct sched_context *sc)
-{
-    /* Round-robin refills are always ready; the release queue will add the
-     * head refill's release time here. */
-    return sc_configured(sc);
 }
 
 void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb *t)
@@ -85,22 +80,29 @@ void sched_context_finalise(struct sched_context *sc)
 void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period_us, word_t extra_refills,
                              word_t badge, word_t flags)
 {
-    /* The running context may be the one being changed: account for what it
-     * used under the old parameters first. */
-    sched_commit_time();
+    u64 now = sched_now();
     u64 budget = us_to_ticks(budget_us);
-    bool round_robin = budget_us == period_us;
-    sc->budget = budget;
-    sc->period = round_robin ? 0 : us_to_ticks(period_us);
+    /* Round robin when budget == period (refill.h stores it as period 0). */
+    u64 period = budget_us == period_us ? budget : us_to_ticks(period_us);
+    word_t max_refills = extra_refills + MIN_REFILLS; /* checked against the object's capacity */
+    struct tcb *t = sc->tcb;
+    /* If it is running, what it used so far is charged under the old
+     * parameters; the next exit re-checks its budget and, if it still runs,
+     * starts it again (refill_unblock_check). A queued thread is re-queued
+     * below, since its head refill may change. */
+    sched_forget_sc(sc);
+    if (t)
+        sched_dequeue(t);
+    if (t && thread_is_runnable(t) && sc_configured(sc) && budget_us != period_us)
+        /* In use: keep the bandwidth it had (no more at once than the old
+         * head; extra budget one new period later). */
+        refill_update(sc, period, budget, max_refills, now);
+    else
+        refill_new(sc, max_refills, budget, period, now);
     sc->badge = badge;
     sc->sporadic = (flags & SC_FLAG_SPORADIC) != 0;
-    (void)extra_refills; /* the ring size matters once sporadic refills exist */
-    sc->refill_head = 0;
-    sc->refill_count = 1;
-    sc_refills(sc)[0].release_time = machine_time();
-    sc_refills(sc)[0].amount = budget;
-    if (sc->tcb)
-        thread_schedule(sc->tcb); /* a waiting thread may now run */
+    if (t)
+        thread_schedule(t); /* ready, or the release queue until its head is due */
 }
 
 /* ---- invocations ---- */
@@ -162,7 +164,8 @@ static struct syscall_error decode_unbind_object(struct sched_context *sc, struc
  * when it was sent (`always`). */
 static void reply_consumed(struct sched_context *sc, struct invocation *inv, bool always)
 {
-    sched_commit_time();
+    /* sc->consumed is up to date: every kernel entry adds the time since the
+     * previous one to the SC that ran. */
     word_t us = ticks_to_us(sc->consumed);
     sc->consumed = 0;
     if (inv->call) {
@@ -195,11 +198,12 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv)
         struct tcb *t = sc->tcb;
         if (!t || t == inv->caller || t->priority > inv->caller->mcp)
             return error0(ERR_ILLEGAL_OPERATION);
-        /* Minimal directed yield: the target goes to the head of its queue
-         * and, at the caller's priority or above, runs before the caller.
-         * The consumed time is reported now rather than when the caller next
-         * runs (the scheduling issue completes YieldTo). */
-        bool yields = thread_is_schedulable(t) && t->priority >= inv->caller->priority;
+        /* Directed yield: a target that could run now (in a ready queue)
+         * goes to the head of its queue and, at the caller's priority or
+         * above, runs before the caller. A target waiting for its refill or
+         * blocked is not affected. The consumed time is reported now, not
+         * when the caller next runs (docs/scheduling.md, "Differences"). */
+        bool yields = sched_yield_to_runs_first(t, inv->caller);
         sched_yield_to(t);
         reply_consumed(sc, inv, yields);
         return no_error();

@@ -1,0 +1,625 @@
+/*
+ * The temporal core of the scheduler (docs/scheduling.md): ConfigureFlags
+ * checks in seL4's order, budget enforcement and its accuracy, release after
+ * replenishment, the release queue's order, Yield on a sporadic context,
+ * periodic threads, YieldTo and MCP refusals.
+ *
+ * Timing: without -icount QEMU's timer follows the host clock, so a busy
+ * host stretches what a thread sees. The checks here only assert what the
+ * kernel guarantees whatever the host does (a sporadic context never starts
+ * a new refill early, never gets more than its budget plus one overrun per
+ * period, releases come in time order) with tolerances for lateness, and
+ * print the measured figures. Under -icount shift=0 (tests/test_demo.py)
+ * the figures are exact.
+ *
+ * Memory: objects from the largest RAM untyped; slots from seven eighths
+ * into the BootInfo's empty region.
+ */
+#include <ktest.h>
+#include <stdio.h>
+#include <sel4/sel4.h>
+
+#define ROOT seL4_CapInitThreadCNode
+#define SELF seL4_CapInitThreadTCB
+#define MAX_PERIOD_US 230584300921369395ul
+#define TAG_NULL 0
+
+/* ---- slots, memory, time ------------------------------------------ */
+
+static seL4_CPtr s_cursor;
+
+static seL4_CPtr s_alloc_slot(void)
+{
+    seL4_BootInfo *bi = kairos_bootinfo();
+    if (s_cursor == 0)
+        s_cursor = bi->empty.start + 7 * (bi->empty.end - bi->empty.start) / 8;
+    for (seL4_CPtr s = s_cursor; s < bi->empty.end; s++) {
+        if (seL4_DebugCapIdentify(s) == TAG_NULL) {
+            s_cursor = s + 1;
+            return s;
+        }
+    }
+    KFAIL("out of empty slots");
+}
+
+static seL4_CPtr s_pool(void)
+{
+    static seL4_CPtr pool;
+    if (pool)
+        return pool;
+    seL4_BootInfo *bi = kairos_bootinfo();
+    seL4_Word best = ~0ul;
+    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
+        if (bi->untypedList[i].isDevice)
+            continue;
+        if (best == ~0ul || bi->untypedList[i].sizeBits > bi->untypedList[best].sizeBits)
+            best = i;
+    }
+    KASSERT(best != ~0ul);
+    pool = bi->untyped.start + best;
+    return pool;
+}
+
+static seL4_CPtr s_make(seL4_Word type, seL4_Word bits)
+{
+    seL4_CPtr s = s_alloc_slot();
+    KASSERT_EQ(seL4_Untyped_Retype(s_pool(), type, bits, ROOT, 0, 0, s, 1), seL4_NoError);
+    return s;
+}
+
+static seL4_CPtr ctl(void) { return kairos_bootinfo()->schedcontrol.start; }
+
+static inline uint64_t rdtime(void)
+{
+    uint64_t v;
+    __asm__ volatile("rdtime %0" : "=r"(v));
+    return v;
+}
+
+static inline uint64_t rdinstret(void)
+{
+    uint64_t v;
+    __asm__ volatile("rdinstret %0" : "=r"(v));
+    return v;
+}
+
+/* Timer ticks per µs, from the device tree (10 on QEMU virt). */
+static uint64_t ticks_per_us(void)
+{
+    static uint64_t tpu;
+    if (tpu)
+        return tpu;
+    const void *fdt = kairos_bootinfo_fdt(kairos_bootinfo(), NULL);
+    uint32_t len = 0;
+    const void *p = fdt ? kairos_fdt_getprop(fdt, "/cpus", "timebase-frequency", &len) : NULL;
+    tpu = (p && len == 4) ? kairos_fdt32(p) / 1000000 : 10;
+    if (tpu == 0)
+        tpu = 1;
+    return tpu;
+}
+
+static uint64_t now_us(void) { return rdtime() / ticks_per_us(); }
+
+/* Booted with icount=1 (tests/test_demo.py runs QEMU with -icount
+ * shift=0 and says so): time is exact and the tight bounds are checked. */
+static bool exact_time(void)
+{
+    char v[8];
+    return kairos_arg_get(kairos_bootargs(), "icount", v, sizeof(v)) && v[0] == '1';
+}
+
+static unsigned long kcounter(unsigned long id)
+{
+    register unsigned long a0 __asm__("a0") = id;
+    register long a7 __asm__("a7") = -100;
+    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
+    return a0;
+}
+
+/* ---- raw ConfigureFlags with the reply's label, length and MRs ------ */
+
+typedef struct {
+    seL4_Word label, length, mr0, mr1;
+} s_reply_t;
+
+static s_reply_t configure_raw(seL4_Word length, seL4_Word n_caps, seL4_CPtr sc, seL4_Word budget, seL4_Word period,
+                               seL4_Word extra, seL4_Word badge, seL4_Word flags)
+{
+    seL4_SetMR(4, flags);
+    if (n_caps)
+        seL4_SetCap(0, sc);
+    seL4_Word m0 = budget, m1 = period, m2 = extra, m3 = badge;
+    seL4_MessageInfo_t out = seL4_CallWithMRs(ctl(), seL4_MessageInfo_new(SchedControlConfigureFlags, 0, n_caps, length),
+                                              &m0, &m1, &m2, &m3);
+    return (s_reply_t){seL4_MessageInfo_get_label(out), seL4_MessageInfo_get_length(out), m0, m1};
+}
+
+#define EXPECT(r, code, len)                                                                              \
+    do {                                                                                                  \
+        s_reply_t r_ = (r);                                                                               \
+        KASSERT_MSG(r_.label == (seL4_Word)(code) && r_.length == (seL4_Word)(len),                       \
+                    "reply %lu/%lu, expected %lu/%lu (MR0 %lu MR1 %lu)", (unsigned long)r_.label,          \
+                    (unsigned long)r_.length, (unsigned long)(code), (unsigned long)(len),                \
+                    (unsigned long)r_.mr0, (unsigned long)r_.mr1);                                        \
+    } while (0)
+
+static void expect_range(s_reply_t r, seL4_Word lo, seL4_Word hi)
+{
+    EXPECT(r, seL4_RangeError, 2);
+    KASSERT_EQ(r.mr0, lo);
+    KASSERT_EQ(r.mr1, hi);
+}
+
+/* ---- child threads ------------------------------------------------- */
+
+#define S_STACK_WORDS 2048
+#define S_MAX 4
+static seL4_Word s_stacks[S_MAX][S_STACK_WORDS] __attribute__((aligned(16)));
+
+typedef struct {
+    seL4_CPtr tcb, sc;
+} s_child_t;
+
+static s_child_t s_children[S_MAX];
+static int s_n;
+
+static seL4_Word reg_gp(void)
+{
+    seL4_Word v;
+    __asm__ volatile("mv %0, gp" : "=r"(v));
+    return v;
+}
+
+static seL4_Word reg_tp(void)
+{
+    seL4_Word v;
+    __asm__ volatile("mv %0, tp" : "=r"(v));
+    return v;
+}
+
+/* Stop every child and give the root back its priority and boot budget. */
+static void s_reset(void)
+{
+    for (int i = 0; i < s_n; i++) {
+        seL4_TCB_Suspend(s_children[i].tcb);
+        seL4_SchedContext_Unbind(s_children[i].sc);
+    }
+    s_n = 0;
+    seL4_TCB_SetPriority(SELF, SELF, 255);
+    seL4_SchedControl_ConfigureFlags(ctl(), seL4_CapInitThreadSC, 5000, 5000, 0, 0, 0);
+}
+
+/* A child at `prio` on its own SC (budget/period in µs; sporadic flag if
+ * budget < period), running fn(a0, a1) at once. */
+static s_child_t *s_spawn(seL4_Word prio, seL4_Word budget, seL4_Word period, void (*fn)(seL4_Word, seL4_Word),
+                          seL4_Word a0, seL4_Word a1)
+{
+    KASSERT(s_n < S_MAX);
+    s_child_t *c = &s_children[s_n];
+    seL4_Word *stack_top = &s_stacks[s_n][S_STACK_WORDS];
+    s_n++;
+    c->tcb = s_make(seL4_TCBObject, 0);
+    c->sc = s_make(seL4_SchedContextObject, 8);
+    KASSERT_EQ(seL4_TCB_Configure(c->tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, 0, seL4_CapNull), seL4_NoError);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(ctl(), c->sc, budget, period, budget < period ? 4 : 0, 0,
+                                                budget < period ? seL4_SchedContext_Sporadic : 0),
+               seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(c->sc, c->tcb), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetPriority(c->tcb, SELF, prio), seL4_NoError);
+    seL4_UserContext regs = {0};
+    regs.pc = (seL4_Word)fn;
+    regs.sp = (seL4_Word)stack_top;
+    regs.gp = reg_gp();
+    regs.tp = reg_tp();
+    regs.a0 = a0;
+    regs.a1 = a1;
+    KASSERT_EQ(seL4_TCB_WriteRegisters(c->tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), seL4_NoError);
+    return c;
+}
+
+/* The root spins at a low priority (below every child) for `us`, so the
+ * children run whenever they have budget; it gets the CPU only when they
+ * are throttled or done. */
+static void root_spin_low(uint64_t us)
+{
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 10), seL4_NoError);
+    uint64_t end = now_us() + us;
+    while (now_us() < end)
+        ;
+}
+
+static void spin_forever(seL4_Word a0, seL4_Word a1)
+{
+    (void)a0;
+    (void)a1;
+    for (;;)
+        ;
+}
+
+/* ================================================================== */
+/* ConfigureFlags: every check, in order                              */
+
+KTEST(sched, configure_flags_checks_in_order)
+{
+    seL4_CPtr sc7 = s_make(seL4_SchedContextObject, 7);
+    seL4_CPtr sc9 = s_make(seL4_SchedContextObject, 9);
+    /* cap missing is checked before the length */
+    EXPECT(configure_raw(0, 0, sc7, 0, 0, 0, 0, 0), seL4_TruncatedMessage, 0);
+    EXPECT(configure_raw(4, 1, sc7, 1000, 1000, 0, 0, 0), seL4_TruncatedMessage, 0);
+    /* cap type before any number */
+    s_reply_t r = configure_raw(5, 1, ROOT, 1, 1, ~0ul, 0, 0);
+    EXPECT(r, seL4_InvalidCapability, 1);
+    KASSERT_EQ(r.mr0, 1);
+    /* budget before period, period before budget > period, that before refills */
+    expect_range(configure_raw(5, 1, sc7, 19, 10, ~0ul, 0, 0), 20, MAX_PERIOD_US);
+    expect_range(configure_raw(5, 1, sc7, 20, 19, ~0ul, 0, 0), 20, MAX_PERIOD_US);
+    expect_range(configure_raw(5, 1, sc7, 20, MAX_PERIOD_US + 1, ~0ul, 0, 0), 20, MAX_PERIOD_US);
+    expect_range(configure_raw(5, 1, sc7, MAX_PERIOD_US + 1, MAX_PERIOD_US, 0, 0, 0), 20, MAX_PERIOD_US);
+    expect_range(configure_raw(5, 1, sc7, 501, 500, ~0ul, 0, 0), 20, 500);
+    /* refills against the object: (2^b - 96) / 16 - 2 extra */
+    expect_range(configure_raw(5, 1, sc7, 100, 500, 1, 0, 0), 0, 0);
+    expect_range(configure_raw(5, 1, sc9, 100, 500, 25, 0, 0), 0, 24);
+    EXPECT(configure_raw(5, 1, sc9, 100, 500, 24, 0, seL4_SchedContext_Sporadic), seL4_NoError, 0);
+    /* the limits themselves are accepted: MIN_BUDGET, the longest period,
+     * round robin at both ends, periods of hours */
+    EXPECT(configure_raw(5, 1, sc7, 20, 20, 0, 0, 0), seL4_NoError, 0);
+    EXPECT(configure_raw(5, 1, sc7, 20, MAX_PERIOD_US, 0, 0, 1), seL4_NoError, 0);
+    EXPECT(configure_raw(5, 1, sc7, MAX_PERIOD_US, MAX_PERIOD_US, 0, 0, 0), seL4_NoError, 0);
+    EXPECT(configure_raw(5, 1, sc9, 10000, 3600000000ul * 24, 3, 0x77, 1), seL4_NoError, 0);
+    /* round robin ignores extra_refills (checked nonetheless) */
+    expect_range(configure_raw(5, 1, sc7, 500, 500, 1, 0, 0), 0, 0);
+}
+
+/* ================================================================== */
+/* Budget enforcement                                                   */
+
+/* A sporadic thread that spins: every period it runs its budget and is
+ * throttled. The root, below it, reads its consumed time whenever it gets
+ * the CPU, i.e. after every burst. */
+static uint64_t burst_us[8];
+
+KTEST(sched, budget_enforcement_accuracy)
+{
+    s_reset();
+    const uint64_t budget = 2000, period = 10000;
+    s_child_t *c = s_spawn(200, budget, period, spin_forever, 0, 0);
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 10), seL4_NoError);
+    uint64_t bursts = 0, worst = 0, total = 0, overrun = 0;
+    uint64_t start = now_us();
+    (void)seL4_SchedContext_Consumed(c->sc);
+    while (bursts < 8 && now_us() - start < 2000000) {
+        seL4_SchedContext_Consumed_t r = seL4_SchedContext_Consumed(c->sc);
+        KASSERT_EQ(r.error, seL4_NoError);
+        if (r.consumed == 0)
+            continue;
+        /* The spinner ran between two of our calls: one burst (or, on a host
+         * that delayed us, the rest of one). */
+        if (bursts < 8)
+            burst_us[bursts] = r.consumed;
+        bursts++;
+        total += r.consumed;
+        if (r.consumed > worst)
+            worst = r.consumed;
+        if (r.consumed > budget && r.consumed - budget > overrun)
+            overrun = r.consumed - budget;
+    }
+    s_reset();
+    uint64_t elapsed = now_us() - start;
+    printf("ktest: sched/budget_enforcement_accuracy: %lu bursts in %lu us, longest %lu us for a %lu us budget "
+           "(overrun %lu us); bursts (us):",
+           (unsigned long)bursts, (unsigned long)elapsed, (unsigned long)worst, (unsigned long)budget,
+           (unsigned long)overrun);
+    for (uint64_t i = 0; i < bursts && i < 8; i++)
+        printf(" %lu", (unsigned long)burst_us[i]);
+    printf("\n");
+    KASSERT_MSG(bursts >= 2, "the spinner was not throttled (%lu bursts)", (unsigned long)bursts);
+    if (exact_time()) {
+        /* -icount: time is instructions. A burst is the budget plus the
+         * overrun: the timer interrupt's entry up to its time stamp, far
+         * below one kernel entry (10 µs). */
+        KASSERT_MSG(overrun <= 10, "overrun of %lu us", (unsigned long)overrun);
+    } else {
+        /* Host clock: a stalled QEMU looks like a long burst (and the
+         * overrun is then taken out of the next refills). The bandwidth
+         * stays near budget/period (20%): allow 50%. */
+        KASSERT_MSG(total * 2 <= elapsed, "the spinner used %lu of %lu us", (unsigned long)total,
+                    (unsigned long)elapsed);
+    }
+}
+
+/* After exhausting its budget a sporadic thread runs again only when its
+ * refill is released, one period after its use began: the starts of its
+ * bursts are at least one period (less the 10 µs ready slack) apart. */
+static volatile uint64_t burst_start[16];
+static volatile seL4_Word n_bursts;
+
+static void burst_logger(seL4_Word gap_ticks, seL4_Word unused)
+{
+    (void)unused;
+    uint64_t last = rdtime();
+    burst_start[n_bursts++ & 15] = last;
+    for (;;) {
+        uint64_t t = rdtime();
+        if (t - last > gap_ticks && n_bursts < 16)
+            burst_start[n_bursts++] = t;
+        last = t;
+    }
+}
+
+KTEST(sched, release_after_replenishment)
+{
+    s_reset();
+    const uint64_t budget = 1000, period = 20000;
+    n_bursts = 0;
+    /* A gap of more than half the period is a throttle, not a host hiccup. */
+    (void)s_spawn(200, budget, period, burst_logger, (period / 2) * ticks_per_us(), 0);
+    root_spin_low(5 * period + period / 2);
+    seL4_Word n = n_bursts;
+    s_reset();
+    KASSERT_MSG(n >= 3, "only %lu bursts in 5.5 periods", (unsigned long)n);
+    uint64_t min_gap = ~0ull;
+    for (seL4_Word i = 1; i < n && i < 16; i++) {
+        uint64_t gap = (burst_start[i] - burst_start[i - 1]) / ticks_per_us();
+        if (gap < min_gap)
+            min_gap = gap;
+    }
+    printf("ktest: sched/release_after_replenishment: %lu bursts, shortest start-to-start %lu us (period %lu)\n",
+           (unsigned long)n, (unsigned long)min_gap, (unsigned long)period);
+    /* The burst is observed from its first user instruction (after the
+     * kernel's exit path) and the refill may be used up to 10 µs early. */
+    KASSERT_MSG(min_gap + 10 + 500 >= period, "burst started after %lu us, period %lu", (unsigned long)min_gap,
+                (unsigned long)period);
+}
+
+/* ================================================================== */
+/* Yield                                                                */
+
+static volatile seL4_Word yield_count;
+static volatile uint64_t yield_times[32];
+
+static void periodic_yielder(seL4_Word unused0, seL4_Word unused1)
+{
+    (void)unused0;
+    (void)unused1;
+    for (;;) {
+        if (yield_count < 32)
+            yield_times[yield_count] = rdtime();
+        yield_count++;
+        seL4_Yield(); /* gives up the rest of the head refill */
+    }
+}
+
+KTEST(sched, yield_on_a_sporadic_sc_waits_for_the_next_period)
+{
+    s_reset();
+    const uint64_t budget = 1000, period = 20000;
+    yield_count = 0;
+    s_child_t *c = s_spawn(200, budget, period, periodic_yielder, 0, 0);
+    (void)seL4_SchedContext_Consumed(c->sc);
+    uint64_t t0 = now_us();
+    root_spin_low(4 * period + period / 2);
+    uint64_t elapsed = now_us() - t0;
+    seL4_Word n = yield_count;
+    seL4_SchedContext_Consumed_t used = seL4_SchedContext_Consumed(c->sc);
+    s_reset();
+    printf("ktest: sched/yield_on_a_sporadic_sc: %lu jobs in %lu us, consumed %lu us\n", (unsigned long)n,
+           (unsigned long)elapsed, (unsigned long)used.consumed);
+    /* Once per period, not once per yield: a round-robin yield would loop
+     * thousands of times. */
+    KASSERT_MSG(n >= 2 && n <= elapsed / period + 2, "%lu jobs in %lu us", (unsigned long)n, (unsigned long)elapsed);
+    /* Consumed counts the time used, not the refill given up. */
+    KASSERT_MSG(used.consumed < n * budget / 2, "consumed %lu us for %lu short jobs", (unsigned long)used.consumed,
+                (unsigned long)n);
+}
+
+KTEST(sched, periodic_thread_over_several_periods)
+{
+    s_reset();
+    const uint64_t budget = 500, period = 10000;
+    yield_count = 0;
+    (void)s_spawn(200, budget, period, periodic_yielder, 0, 0);
+    root_spin_low(8 * period + period / 2);
+    seL4_Word n = yield_count;
+    s_reset();
+    KASSERT_MSG(n >= 5, "only %lu jobs in 8.5 periods", (unsigned long)n);
+    uint64_t min_gap = ~0ull, max_gap = 0;
+    for (seL4_Word i = 1; i < n && i < 32; i++) {
+        uint64_t gap = (yield_times[i] - yield_times[i - 1]) / ticks_per_us();
+        if (gap < min_gap)
+            min_gap = gap;
+        if (gap > max_gap)
+            max_gap = gap;
+    }
+    printf("ktest: sched/periodic_thread: %lu jobs, release-to-release %lu..%lu us (period %lu)\n",
+           (unsigned long)n, (unsigned long)min_gap, (unsigned long)max_gap, (unsigned long)period);
+    /* Never early (less the ready slack and the variation of the exit path
+     * into the job, which a busy host stretches); late only by host delays. */
+    KASSERT_MSG(min_gap + 10 + 500 >= period, "job after %lu us", (unsigned long)min_gap);
+}
+
+static volatile seL4_Word rr_count;
+
+static void rr_yielder(seL4_Word unused0, seL4_Word unused1)
+{
+    (void)unused0;
+    (void)unused1;
+    for (;;) {
+        rr_count++;
+        seL4_Yield();
+    }
+}
+
+KTEST(sched, yield_on_a_round_robin_sc_only_rotates)
+{
+    s_reset();
+    rr_count = 0;
+    (void)s_spawn(255, 1000, 1000, rr_yielder, 0, 0);
+    /* Equal priorities: each of our yields lets the child run once. */
+    for (int i = 0; i < 50; i++)
+        seL4_Yield();
+    seL4_Word n = rr_count;
+    s_reset();
+    KASSERT_MSG(n >= 40, "round-robin child ran %lu times for 50 yields", (unsigned long)n);
+}
+
+/* ================================================================== */
+/* The release queue: threads come back in the order of their refills   */
+
+static volatile seL4_Word rq_log[16];
+static volatile uint64_t rq_time[16];
+static volatile seL4_Word rq_n;
+
+static void rq_job(seL4_Word id, seL4_Word unused)
+{
+    (void)unused;
+    for (;;) {
+        if (rq_n < 16) {
+            rq_log[rq_n] = id;
+            rq_time[rq_n] = rdtime();
+        }
+        rq_n++;
+        seL4_Yield(); /* the rest of the refill is given up: back one period after this job began */
+    }
+}
+
+/* Three threads at one priority, periods 35, 15 and 25 ms, each yielding
+ * after a tiny job. Each job after a thread's first is released one period
+ * after that thread's previous job began; the release queue must hand them
+ * back in the order of those release times (computed from the observed
+ * starts, so a host that delays a job shifts its successor's release
+ * consistently). */
+KTEST(sched, release_queue_is_ordered_by_release_time)
+{
+    s_reset();
+    rq_n = 0;
+    static const uint64_t period_us[4] = {0, 35000, 15000, 25000};
+    (void)s_spawn(200, 500, period_us[1], rq_job, 1, 0);
+    (void)s_spawn(200, 500, period_us[2], rq_job, 2, 0);
+    (void)s_spawn(200, 500, period_us[3], rq_job, 3, 0);
+    root_spin_low(58000);
+    seL4_Word n = rq_n < 16 ? rq_n : 16;
+    s_reset();
+    KASSERT_MSG(n >= 9, "only %lu jobs", (unsigned long)n);
+    uint64_t last_start[4] = {0, 0, 0, 0};
+    uint64_t prev_release = 0;
+    int checked = 0;
+    bool interleaved = false;
+    for (seL4_Word i = 0; i < n; i++) {
+        seL4_Word id = rq_log[i];
+        KASSERT(id >= 1 && id <= 3);
+        if (last_start[id]) {
+            uint64_t release = last_start[id] + period_us[id] * ticks_per_us();
+            /* Jobs begin in release order. A release is computed from the
+             * previous job's first instruction, which comes after the kernel
+             * started charging it by the exit path's length (long when the
+             * host stalls QEMU): 1 ms of tolerance, against releases that
+             * are nominally 5 ms apart. */
+            const uint64_t tol = 1000 * ticks_per_us();
+            KASSERT_MSG(release + tol >= prev_release,
+                        "job %lu (thread %lu) released %lu us before the previous job's release",
+                        (unsigned long)i, (unsigned long)id,
+                        (unsigned long)((prev_release - release) / ticks_per_us()));
+            /* and never before their release (same tolerance) */
+            KASSERT_MSG(rq_time[i] + tol >= release, "job %lu began early", (unsigned long)i);
+            if (i > 0 && rq_log[i - 1] != id)
+                interleaved = true;
+            prev_release = release;
+            checked++;
+        }
+        last_start[id] = rq_time[i];
+    }
+    KASSERT_MSG(checked >= 6 && interleaved, "%d released jobs", checked);
+}
+
+/* ================================================================== */
+/* YieldTo and MCP                                                      */
+
+static volatile seL4_Word yt_flag;
+
+static void set_flag_and_spin(seL4_Word v, seL4_Word unused)
+{
+    (void)unused;
+    yt_flag = v;
+    for (;;)
+        ;
+}
+
+/* A target waiting for its refill (release queue) is not made to run by
+ * YieldTo; once released it runs. */
+KTEST(sched, yield_to_a_throttled_thread_has_no_effect)
+{
+    s_reset();
+    yt_flag = 0;
+    s_child_t *c = s_spawn(255, 1000, 1000000, set_flag_and_spin, 1, 0);
+    /* Equal priority: let it run out its 1 ms (its period is 1 s). */
+    for (int i = 0; i < 2000 && yt_flag == 0; i++)
+        seL4_Yield();
+    KASSERT_EQ(yt_flag, 1);
+    uint64_t t0 = now_us();
+    while (now_us() - t0 < 5000)
+        seL4_Yield(); /* it exhausts its budget */
+    yt_flag = 0;
+    seL4_SchedContext_YieldTo_t r = seL4_SchedContext_YieldTo(c->sc);
+    KASSERT_EQ(r.error, seL4_NoError);
+    for (int i = 0; i < 20; i++)
+        seL4_Yield();
+    KASSERT_EQ(yt_flag, 0);
+    s_reset();
+}
+
+KTEST(sched, mcp_refusals)
+{
+    s_reset();
+    seL4_CPtr t = s_make(seL4_TCBObject, 0);
+    seL4_CPtr auth = s_make(seL4_TCBObject, 0);
+    KASSERT_EQ(seL4_TCB_SetMCPriority(auth, SELF, 50), seL4_NoError);
+    /* above the authority's MCP: RangeError(0, MCP) */
+    KASSERT_EQ(seL4_TCB_SetPriority(t, auth, 51), seL4_RangeError);
+    KASSERT_EQ(seL4_GetMR(0), 0);
+    KASSERT_EQ(seL4_GetMR(1), 50);
+    KASSERT_EQ(seL4_TCB_SetMCPriority(t, auth, 51), seL4_RangeError);
+    KASSERT_EQ(seL4_TCB_SetPriority(t, auth, 50), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetMCPriority(t, auth, 50), seL4_NoError);
+    /* SetSchedParams: the MCP first, then the priority */
+    KASSERT_EQ(seL4_TCB_SetSchedParams(t, auth, 60, 10, seL4_CapNull, seL4_CapNull), seL4_RangeError);
+    KASSERT_EQ(seL4_TCB_SetSchedParams(t, auth, 10, 60, seL4_CapNull, seL4_CapNull), seL4_RangeError);
+    KASSERT_EQ(seL4_TCB_SetSchedParams(t, auth, 10, 20, seL4_CapNull, seL4_CapNull), seL4_NoError);
+    /* a thread cannot raise itself with its own (lower) MCP as authority */
+    KASSERT_EQ(seL4_TCB_SetPriority(auth, t, 11), seL4_RangeError);
+    KASSERT_EQ(seL4_GetMR(1), 10);
+}
+
+/* SetSchedParams binds an SC and re-queues at the new priority: a thread
+ * given a higher priority than ours runs before the call returns. */
+KTEST(sched, set_sched_params_binds_and_requeues)
+{
+    s_reset();
+    yt_flag = 0;
+    s_child_t *c = s_spawn(100, 1000, 5000, set_flag_and_spin, 7, 0); /* sporadic: we still get time */
+    KASSERT_EQ(seL4_SchedContext_Unbind(c->sc), seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 150), seL4_NoError);
+    KASSERT_EQ(yt_flag, 0);
+    KASSERT_EQ(seL4_TCB_SetSchedParams(c->tcb, SELF, 0, 200, c->sc, seL4_CapNull), seL4_NoError);
+    KASSERT_EQ(yt_flag, 7);
+    s_reset();
+}
+
+/* ================================================================== */
+/* Measurements                                                         */
+
+KTEST(sched, report_measurements)
+{
+    /* Make at least one SC switch and one reprogram happen. */
+    s_reset();
+    rr_count = 0;
+    (void)s_spawn(255, 1000, 1000, rr_yielder, 0, 0);
+    for (int i = 0; i < 4; i++)
+        seL4_Yield();
+    s_reset();
+    unsigned long reprograms = kcounter(16), switches = kcounter(18);
+    printf("sched-counters: timer-reprograms %lu reprogram-instret %lu sc-switches %lu sc-switch-instret %lu "
+           "sc-switch-max-instret %lu sstc %lu overrun-max-ticks %lu\n",
+           reprograms, kcounter(17), switches, kcounter(19), kcounter(20), kcounter(21), kcounter(22));
+    KASSERT(reprograms > 0);
+    KASSERT(switches > 0);
+}
