@@ -1,5 +1,6 @@
 # Kairos top-level build.
-#   make run               boot the default system (debug kernel) on QEMU
+#   make run               boot the default system (debug kernel) on QEMU: the MCS
+#                          demonstration (user/demo), deterministic under -icount
 #   make test              every test: host unit tests, analyser tests, on-target suites
 #   make bench             benchmarks (release kernel)
 #   make kernel FLAVOUR=release|debug|check
@@ -59,6 +60,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/lib/lib.mk
 -include user/tests/tests.mk
 -include user/rootinfo/rootinfo.mk
+-include user/demo/demo.mk
 
 # ---- entry points ----
 bootstrap:
@@ -66,7 +68,7 @@ bootstrap:
 
 run: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
-	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/rootinfo/rootinfo.elf --timeout 60
+	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/demo/mcs_demo.elf --icount --timeout 120
 
 test: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=check kernel user
