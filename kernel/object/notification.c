@@ -13,8 +13,8 @@
 /* seL4's maybeDonateSchedContext: a thread without a context that the
  * notification wakes runs on the notification's context, if no thread
  * has it (a passive thread woken by its bound notification, or a passive
- * waiter). The scheduling issue adds refill_unblock_check here for sporadic
- * contexts that are not the current one. */
+ * waiter). The binding enters the thread into the scheduler through
+ * thread_schedule, which does seL4's refill_unblock_check. */
 static void maybe_donate_sc(struct tcb *t, struct notification *n)
 {
     struct sched_context *sc = n->sc;
