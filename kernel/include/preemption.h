@@ -21,6 +21,7 @@ enum debug_counter {
     COUNTER_LONGEST_ENTRY_SYSCALL = 3,
     COUNTER_INVARIANT_CHECKS = 4,
     COUNTER_LONGEST_WHOLE_ENTRY = 5,
+    COUNTER_LONGEST_ENTRY_LABEL = 6, /* message label (a1 >> 12) of that system call */
     NUM_DEBUG_COUNTERS,
 };
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];
@@ -36,13 +37,13 @@ extern u64 debug_counters[NUM_DEBUG_COUNTERS];
  * COUNTER_LONGEST_WHOLE_ENTRY is the longest entry from ecall to sret, which
  * for a preemptible operation lasts until an interrupt arrives. */
 #if CONFIG_INVARIANT_CHECKS
-void entry_stamp_begin(word_t syscall);
+void entry_stamp_begin(word_t syscall, word_t label);
 void entry_stamp_pause(void);
 void entry_stamp_resume(void);
 void entry_stamp_mark(void);
 #else
 static inline void entry_stamp_mark(void) {}
-static inline void entry_stamp_begin(word_t syscall) { (void)syscall; }
+static inline void entry_stamp_begin(word_t syscall, word_t label) { (void)syscall; (void)label; }
 static inline void entry_stamp_pause(void) {}
 static inline void entry_stamp_resume(void) {}
 #endif

@@ -13,10 +13,11 @@ bool preemption_point(void)
 
 #if CONFIG_INVARIANT_CHECKS
 static u64 entry_instret, segment_instret, excluded, segment_excluded, paused_at;
-static word_t entry_syscall;
+static word_t entry_syscall, entry_label;
 
-void entry_stamp_begin(word_t syscall)
+void entry_stamp_begin(word_t syscall, word_t label)
 {
+    entry_label = label;
     entry_instret = segment_instret = read_instret();
     excluded = segment_excluded = 0;
     entry_syscall = syscall;
@@ -42,6 +43,7 @@ void entry_stamp_mark(void)
     if (length > debug_counters[COUNTER_LONGEST_ENTRY_INSTRET]) {
         debug_counters[COUNTER_LONGEST_ENTRY_INSTRET] = length;
         debug_counters[COUNTER_LONGEST_ENTRY_SYSCALL] = entry_syscall;
+        debug_counters[COUNTER_LONGEST_ENTRY_LABEL] = entry_label;
     }
     segment_instret = now;
     segment_excluded = 0;

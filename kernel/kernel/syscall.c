@@ -265,7 +265,7 @@ static void debug_name_thread(struct tcb *t)
 void handle_syscall(word_t number)
 {
     struct tcb *t = current_thread;
-    entry_stamp_begin(number);
+    entry_stamp_begin(number, t->ctx.x[REG_A1] >> 12);
     if (!sched_entry()) {
         /* Budget used up: the thread is off the CPU and re-executes the
          * ecall (pc is still FaultIP) once its budget is replenished. */

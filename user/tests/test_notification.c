@@ -912,3 +912,139 @@ KTEST(notification, send_phase_refuses_tcb_caps)
     KASSERT_EQ(before_flag, 1);
     cleanup();
 }
+
+/* ================================================================== */
+/* Random operations against a model                                    */
+
+#define RND_CHILDREN 5
+#define RND_OPS 400
+
+static uint64_t rnd_state = 0x2545f4914f6cdd1dul;
+
+static seL4_Word rnd(seL4_Word n)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return (seL4_Word)(rnd_state % n);
+}
+
+/* The model of the notification and its waiters: who waits (by priority,
+ * then by the order in which it started waiting), the word while active. */
+typedef struct {
+    bool waiting, suspended;
+    seL4_Word prio, seq;
+} model_child_t;
+
+static model_child_t model[RND_CHILDREN];
+static seL4_Word model_seq, model_word;
+static bool model_active;
+
+static int model_best(void)
+{
+    int best = -1;
+    for (int i = 0; i < RND_CHILDREN; i++) {
+        if (!model[i].waiting)
+            continue;
+        if (best < 0 || model[i].prio > model[best].prio ||
+            (model[i].prio == model[best].prio && model[i].seq < model[best].seq))
+            best = i;
+    }
+    return best;
+}
+
+/* Child i starts (or restarts) its Wait: it takes a pending word at once,
+ * logs it and waits again; otherwise it queues. */
+static void model_enter(int i, seL4_Word *expect_id, seL4_Word *expect_badge, seL4_Word *n_expect)
+{
+    if (model_active) {
+        expect_id[*n_expect] = (seL4_Word)i;
+        expect_badge[*n_expect] = model_word;
+        (*n_expect)++;
+        model_active = false;
+        model_word = 0;
+    }
+    model[i].waiting = true;
+    model[i].seq = model_seq++;
+}
+
+KTEST(notification, random_signals_priorities_suspends_and_resumes_match_a_model)
+{
+    cleanup();
+    log_reset();
+    seL4_CPtr n = make_ntfn();
+    root_prio(50);
+    model_seq = model_word = 0;
+    model_active = false;
+    child_t *c[RND_CHILDREN];
+    seL4_Word expect_id[1], expect_badge[1], n_expect;
+    for (int i = 0; i < RND_CHILDREN; i++) {
+        model[i].prio = 60 + rnd(4) * 10;
+        model[i].suspended = false;
+        c[i] = new_child(model[i].prio);
+        start(c[i], child_wait_loop, n, (seL4_Word)i, 0);
+        n_expect = 0;
+        model_enter(i, expect_id, expect_badge, &n_expect);
+    }
+    seL4_CPtr badged[8];
+    for (int b = 0; b < 8; b++)
+        badged[b] = mint(n, rw(), 1ul << b);
+    seL4_Word checked = 0;
+    for (int op = 0; op < RND_OPS; op++) {
+        seL4_Word before = wake_n;
+        n_expect = 0;
+        int i = (int)rnd(RND_CHILDREN);
+        switch (rnd(4)) {
+        case 0:
+        case 1: { /* signal with a random one-bit badge */
+            seL4_Word bit = rnd(8), badge = 1ul << bit;
+            seL4_Signal(badged[bit]);
+            int w = model_best();
+            if (w >= 0) {
+                model[w].waiting = false;
+                expect_id[n_expect] = (seL4_Word)w;
+                expect_badge[n_expect++] = badge;
+                model_enter(w, expect_id, expect_badge, &n_expect); /* waits again */
+            } else {
+                model_active = true;
+                model_word |= badge;
+            }
+            break;
+        }
+        case 2: { /* new priority (possibly the same): re-queued behind equals */
+            seL4_Word p = 60 + rnd(4) * 10;
+            KASSERT_EQ(seL4_TCB_SetPriority(c[i]->tcb, SELF, p), seL4_NoError);
+            model[i].prio = p;
+            if (model[i].waiting)
+                model[i].seq = model_seq++;
+            break;
+        }
+        default: /* suspend, or resume (which restarts the Wait) */
+            if (!model[i].suspended) {
+                KASSERT_EQ(seL4_TCB_Suspend(c[i]->tcb), seL4_NoError);
+                model[i].suspended = true;
+                model[i].waiting = false;
+            } else {
+                KASSERT_EQ(seL4_TCB_Resume(c[i]->tcb), seL4_NoError);
+                model[i].suspended = false;
+                model_enter(i, expect_id, expect_badge, &n_expect);
+            }
+            break;
+        }
+        KASSERT_MSG(wake_n == before + n_expect, "op %d: %lu wake-ups, expected %lu", op,
+                    (unsigned long)(wake_n - before), (unsigned long)n_expect);
+        if (n_expect == 1 && before < LOG_MAX) {
+            KASSERT_MSG(wake_log[before] == expect_id[0] && wake_badge[before] == expect_badge[0],
+                        "op %d: woke child %lu with %lx, expected child %lu with %lx", op,
+                        (unsigned long)wake_log[before], (unsigned long)wake_badge[before],
+                        (unsigned long)expect_id[0], (unsigned long)expect_badge[0]);
+            checked++;
+        }
+        /* keep the log short: only the latest wake-up matters */
+        if (wake_n >= LOG_MAX - 1)
+            wake_n = 0;
+    }
+    KASSERT_MSG(checked > 50, "only %lu wake-ups checked", (unsigned long)checked);
+    KASSERT_EQ(poll(n), model_active ? model_word : 0);
+    cleanup();
+}

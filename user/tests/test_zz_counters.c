@@ -16,9 +16,9 @@ KTEST(zz_report, kernel_counters)
 {
     unsigned long entries = kairos_counter(1);
     printf("kernel-counters: entries %lu preemption-restarts %lu longest-entry %lu longest-syscall %ld "
-           "invariant-checks %lu longest-whole-entry %lu\n",
+           "invariant-checks %lu longest-whole-entry %lu longest-entry-label %lu\n",
            entries, kairos_counter(0), kairos_counter(2), (long)kairos_counter(3), kairos_counter(4),
-           kairos_counter(5));
+           kairos_counter(5), kairos_counter(6));
     /* The check flavour counts every entry and checks after every call. */
     KASSERT(entries > 0);
     KASSERT(kairos_counter(4) > 0);

@@ -13,7 +13,7 @@ NORETURN void handle_interrupt(word_t scause);
 void handle_exception(word_t scause, word_t stval)
 {
     struct tcb *t = current_thread;
-    entry_stamp_begin(0);
+    entry_stamp_begin(0, 0);
     if (!sched_entry())
         kernel_exit(); /* budget used up: the instruction is re-executed later */
     struct fault f = {0};
@@ -51,7 +51,7 @@ void handle_exception(word_t scause, word_t stval)
 void handle_interrupt(word_t scause)
 {
     (void)scause;
-    entry_stamp_begin(0);
+    entry_stamp_begin(0, 0);
     (void)sched_entry(); /* charge the time; an exhausted budget is acted on at exit */
     handle_pending_interrupts();
     kernel_exit();
