@@ -66,9 +66,9 @@ void thread_forget(struct tcb *t);
 void sched_forget_sc(struct sched_context *sc);
 /* Leave the kernel: pick the thread to run and return to user mode in it. */
 NORETURN void kernel_exit(void);
-/* Handle whatever interrupts are pending (a timer interrupt also stamps the
- * time). Budget expiry is noticed by sched_entry and kernel_exit, which
- * re-arms the timer when the next event's time changed. */
+/* Handle whatever interrupts are pending, after stamping the time. Budget
+ * expiry is noticed by sched_entry and kernel_exit, which re-arms the timer
+ * when the next event's time changed. */
 void handle_pending_interrupts(void);
 /* Scheduler measurements for SYS_KAIROS_DEBUG_COUNTER (ids from 16 on;
  * docs/scheduling.md "Measurements"). Instruction counts are of the last

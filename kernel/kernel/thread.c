@@ -542,13 +542,12 @@ static void activate_vspace(struct tcb *t)
 
 void handle_pending_interrupts(void)
 {
-    unsigned kinds = machine_handle_pending_interrupts();
-    if (kinds & MACHINE_IRQ_TIMER) {
-        /* The machine disarmed the timer. A long operation preempted by it
-         * is charged up to here (its thread's budget is checked at exit). */
-        NODE->armed = NO_TIMEOUT;
-        update_timestamp();
-    }
+    /* Stamp first: a thread the interrupt wakes (refill_unblock_check) must
+     * see the current time, also after an idle wait or in the middle of a
+     * long operation (which is charged up to here). */
+    update_timestamp();
+    if (machine_handle_pending_interrupts() & MACHINE_IRQ_TIMER)
+        NODE->armed = NO_TIMEOUT; /* the machine disarmed the timer */
 }
 
 u64 sched_debug_counter(word_t id)
@@ -581,7 +580,6 @@ void kernel_exit(void)
         set_next_timeout();
         machine_wait_for_interrupt();
         handle_pending_interrupts();
-        update_timestamp();
         release_ready_threads();
         next = choose_thread();
     }
