@@ -68,6 +68,7 @@ bootstrap:
 
 run: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
+	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/rootinfo/rootinfo.elf --timeout 60
 	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/demo/mcs_demo.elf --icount --timeout 120
 
 test: bootstrap
