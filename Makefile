@@ -1,5 +1,6 @@
 # Kairos top-level build.
-#   make run               boot the default system (debug kernel) on QEMU: the MCS
+#   make run               boot the default system (debug kernel) on QEMU: the BootInfo
+#                          summary (user/rootinfo), then the mixed-criticality
 #                          demonstration (user/demo), deterministic under -icount
 #   make test              every test: host unit tests, analyser tests, on-target suites
 #   make bench             benchmarks (release kernel)
