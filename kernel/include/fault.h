@@ -5,19 +5,16 @@
 #include <abi.h>
 #include <object.h>
 
-struct fault {
-    enum fault_label type;
-    word_t ip;        /* faulting pc (the ecall for syscall faults) */
-    word_t addr;      /* VMFault: stval; CapFault: the cptr */
-    word_t prefetch;  /* VMFault: 1 for instruction fetches */
-    word_t fsr;       /* VMFault: 5 load, 7 store/AMO, 1 fetch */
-    word_t number;    /* UserException: scause; UnknownSyscall: syscall number */
-    word_t in_recv_phase; /* CapFault */
-};
-
-/* Deliver f for thread t. Until fault endpoints exist the kernel reports the
- * fault on the console and the thread becomes inactive (seL4's behaviour for a
- * thread without a fault handler). */
+/* Deliver f for thread t: as a message (a Call) to the fault handler
+ * endpoint installed in its TCB; with no valid handler the kernel reports
+ * the fault on the console and the thread becomes inactive (seL4). */
 void handle_fault(struct tcb *t, const struct fault *f);
+/* Write sender's pending fault as a message to receiver: a0 = badge,
+ * a1 = info(fault type, length), MRs (behaviour.md (h)). */
+void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver);
+/* The handler `replier` answered faulted thread t: apply the reply's
+ * registers as (h) says. Returns whether t restarts (else it stays
+ * inactive). */
+bool fault_handle_reply(struct tcb *t, struct tcb *replier);
 
 #endif

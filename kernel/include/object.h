@@ -53,6 +53,24 @@ enum tcb_slot {
 
 struct sched_context;
 struct notification;
+struct reply;
+
+/* A fault a thread raised, kept in its TCB while the fault message is on its
+ * way to the handler and until the handler replies (fault.c). */
+struct fault {
+    enum fault_label type; /* FAULT_NULL: no fault pending */
+    word_t ip;        /* faulting pc (the ecall for syscall faults) */
+    word_t addr;      /* VMFault: stval; CapFault: the cptr */
+    word_t prefetch;  /* VMFault: 1 for instruction fetches */
+    word_t fsr;       /* VMFault: 5 load, 7 store/AMO, 1 fetch */
+    word_t number;    /* UserException: scause; UnknownSyscall: syscall number */
+    word_t in_recv_phase; /* CapFault */
+};
+
+/* What a thread blocked in IPC is doing (endpoint.c), kept in its TCB. */
+#define IPC_IS_CALL 1u          /* blocked on send: a Call (or a fault message) */
+#define IPC_CAN_GRANT 2u        /* the endpoint cap it sent on had Grant */
+#define IPC_CAN_GRANT_REPLY 4u  /* ... GrantReply */
 
 struct tcb {
     struct user_context ctx;
@@ -70,6 +88,13 @@ struct tcb {
     void *blocking_object;
     struct tcb *queue_next;
     struct tcb *queue_prev;
+    /* IPC (endpoint.c, reply.c): blocked on send, the badge of the cap
+     * and IPC_* flags; blocked on receive, the reply object given to the
+     * receive (or NULL); blocked on reply, the reply object it waits on. */
+    word_t ipc_badge;
+    u32 ipc_flags;
+    struct reply *reply;
+    struct fault fault; /* pending fault message (FAULT_NULL: none) */
     struct tcb *ready_next; /* ready queue of its priority */
     struct tcb *ready_prev;
     bool in_ready_queue;
@@ -125,5 +150,26 @@ struct notification {
     struct sched_context *sc;  /* SchedContext_Bind: lent to a passive bound waiter */
 };
 _Static_assert(sizeof(struct notification) <= (1u << NOTIFICATION_BITS), "notification fits its object");
+
+/* Endpoint (2^4 bytes; kernel/object/endpoint.c): one queue of threads,
+ * all senders or all receivers (the head's state says which); empty = idle. */
+struct endpoint {
+    struct thread_queue queue;
+};
+_Static_assert(sizeof(struct endpoint) <= (1u << ENDPOINT_BITS), "endpoint fits its object");
+
+/* Reply object (2^5 bytes; kernel/object/reply.c). While a caller waits on
+ * it, `tcb` is the caller; while a receiver holds it in a blocked receive,
+ * `tcb` is the receiver. The call stack of a scheduling context: the SC
+ * points at the newest reply whose caller donated it (sc->reply); each reply
+ * links to the one pushed before it (prev) and the one pushed after it
+ * (next); the newest has next == NULL and head_sc == the SC. */
+struct reply {
+    struct tcb *tcb;
+    struct reply *prev;
+    struct reply *next;
+    struct sched_context *head_sc;
+};
+_Static_assert(sizeof(struct reply) <= (1u << REPLY_BITS), "reply fits its object");
 
 #endif

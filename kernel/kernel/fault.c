@@ -1,6 +1,11 @@
-/* Fault delivery. A thread with no fault handler is reported and made
- * inactive; the kernel itself carries on. */
+/* Fault delivery: a fault is a Call from the faulting thread to the fault
+ * handler endpoint in its TCB (seL4's src/api/faults.c and
+ * src/kernel/faulthandler.c; behaviour.md (h)). A thread with no handler is
+ * reported and made inactive; the kernel itself carries on. */
+#include <arch/context.h>
+#include <endpoint.h>
 #include <fault.h>
+#include <invocation.h>
 #include <kernel.h>
 #include <thread.h>
 
@@ -57,13 +62,115 @@ static void report_fault(struct tcb *t, const struct fault *f)
             (void *)t->ctx.x[REG_RA]);
 }
 
+/* Handlers are checked when installed (tcb.c); a cap that lost its rights
+ * since cannot exist, but a null handler can. */
+static bool valid_handler(cap_t c)
+{
+    return cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE) &&
+           (cap_rights(c) & (RIGHT_GRANT | RIGHT_GRANT_REPLY));
+}
+
 void handle_fault(struct tcb *t, const struct fault *f)
 {
+    /* The thread restarts at the faulting instruction (the ecall for
+     * system-call faults) unless the handler's reply says otherwise. */
+    t->ctx.pc = t->ctx.fault_ip;
+    cap_t h = t->slots[TCB_SLOT_FAULT_HANDLER].cap;
+    if (valid_handler(h)) {
+        /* seL4's sendFaultIPC: a blocking send that counts as a Call and
+         * may lend the thread's SC to a passive handler. */
+        t->fault = *f;
+        endpoint_send(t, h, true, false, true);
+        return;
+    }
     /* The release kernel prints nothing: a fault costs no console time there,
      * which keeps its worst-case execution time meaningful. */
     if (CONFIG_PRINTING)
         report_fault(t, f);
-    /* The thread restarts at the faulting instruction if it is ever resumed. */
-    t->ctx.pc = t->ctx.fault_ip;
     thread_set_state(t, THREAD_INACTIVE);
+}
+
+void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
+{
+    const struct fault *f = &sender->fault;
+    word_t mr[11];
+    word_t n = 0;
+    switch (f->type) {
+    case FAULT_CAP:
+        /* MCS records no lookup failure: MR3 is always 1 (InvalidRoot). */
+        mr[0] = f->ip;
+        mr[1] = f->addr;
+        mr[2] = f->in_recv_phase;
+        mr[3] = 1;
+        n = 4;
+        break;
+    case FAULT_UNKNOWN_SYSCALL:
+        mr[0] = sender->ctx.fault_ip;
+        mr[1] = sender->ctx.x[REG_SP];
+        mr[2] = sender->ctx.x[REG_RA];
+        for (word_t i = 0; i < 7; i++)
+            mr[3 + i] = sender->ctx.x[REG_A0 + i];
+        mr[10] = f->number;
+        n = 11;
+        break;
+    case FAULT_USER_EXCEPTION:
+        mr[0] = sender->ctx.fault_ip;
+        mr[1] = sender->ctx.x[REG_SP];
+        mr[2] = f->number; /* scause */
+        mr[3] = 0;
+        n = 4;
+        break;
+    case FAULT_VM:
+        mr[0] = f->ip;
+        mr[1] = f->addr;
+        mr[2] = f->prefetch;
+        mr[3] = f->fsr;
+        n = 4;
+        break;
+    default:
+        break; /* timeout faults are not raised yet */
+    }
+    /* Beyond MR3 the words need the handler's IPC buffer (h). */
+    if (n > NUM_MSG_REGISTERS && !ipc_buffer_kptr(receiver))
+        n = NUM_MSG_REGISTERS;
+    for (word_t i = 0; i < n; i++)
+        set_mr(receiver, i, mr[i]);
+    receiver->ctx.x[REG_A0] = badge;
+    receiver->ctx.x[REG_A1] = msginfo_new(f->type, 0, 0, n);
+}
+
+bool fault_handle_reply(struct tcb *t, struct tcb *replier)
+{
+    word_t info = replier->ctx.x[REG_A1];
+    word_t label = msginfo_label(info);
+    word_t len = msginfo_length(info);
+    switch (t->fault.type) {
+    case FAULT_UNKNOWN_SYSCALL: {
+        /* FaultIP, SP, RA, A0-A6 in that order. */
+        word_t n = len < 10 ? len : 10;
+        for (word_t i = 0; i < n; i++) {
+            word_t v = get_mr(replier, i);
+            if (i == 0)
+                t->ctx.fault_ip = v;
+            else if (i == 1)
+                t->ctx.x[REG_SP] = v;
+            else if (i == 2)
+                t->ctx.x[REG_RA] = v;
+            else
+                t->ctx.x[REG_A0 + (i - 3)] = v;
+        }
+        return label == 0;
+    }
+    case FAULT_USER_EXCEPTION: {
+        word_t n = len < 2 ? len : 2;
+        if (n > 0)
+            t->ctx.fault_ip = get_mr(replier, 0);
+        if (n > 1)
+            t->ctx.x[REG_SP] = get_mr(replier, 1);
+        return label == 0;
+    }
+    default:
+        /* Cap and VM faults restart the instruction whatever the reply. */
+        return true;
+    }
 }

@@ -1,6 +1,7 @@
 /* System-call entry: dispatch on the number in a7 (shared/abi/syscalls.txt). */
 #include <abi.h>
 #include <arch/memory.h>
+#include <endpoint.h>
 #include <fault.h>
 #include <invariants.h>
 #include <invocation.h>
@@ -146,8 +147,7 @@ static struct syscall_error decode_invocation(struct invocation *inv, bool first
         return no_error();
     case CAP_ENDPOINT:
     case CAP_REPLY:
-        /* Message passing on these arrives with the IPC work. */
-        return error0(ERR_ILLEGAL_OPERATION);
+        break; /* IPC: handle_invocation does it before decoding */
     }
     return error1(ERR_INVALID_CAPABILITY, 0);
 }
@@ -155,7 +155,8 @@ static struct syscall_error decode_invocation(struct invocation *inv, bool first
 /* Invoke the cap at cptr with the message in a1-a5 (and the IPC buffer).
  * Returns false if a long operation was preempted: the system call will be
  * re-executed, so a receive phase must not follow. */
-static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocking, bool first_phase)
+static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocking, bool first_phase,
+                              bool can_donate)
 {
     word_t info = t->ctx.x[REG_A1];
     struct lookup_result r = lookup_cap_slot(t, cptr);
@@ -190,7 +191,20 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocki
     if (!buf && inv.length > NUM_MSG_REGISTERS)
         inv.length = NUM_MSG_REGISTERS;
 
-    struct syscall_error err = decode_invocation(&inv, first_phase);
+    /* IPC (G5): an endpoint send, or a reply. Neither writes an invocation
+     * reply, except the empty success of Call on a reply cap (c.2). */
+    if (cap_type(inv.cap) == CAP_ENDPOINT && (cap_rights(inv.cap) & RIGHT_WRITE)) {
+        endpoint_send(t, inv.cap, blocking, call, can_donate);
+        return true;
+    }
+    if (cap_type(inv.cap) == CAP_REPLY) {
+        do_reply_transfer(t, reply_from_cap(inv.cap), reply_cap_can_grant(inv.cap));
+        if (call)
+            reply_success(t, 0);
+        return true;
+    }
+    struct syscall_error err = cap_type(inv.cap) == CAP_ENDPOINT ? error1(ERR_INVALID_CAPABILITY, 0)
+                                                                 : decode_invocation(&inv, first_phase);
     if (err.code == ERR_PREEMPTED) {
         /* Re-execute the ecall once the pending interrupt has been handled. */
         t->ctx.pc = t->ctx.fault_ip;
@@ -209,10 +223,10 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocki
 
 /* The receive phase (seL4's handleRecv) on the cap at a0. A notification
  * needs Read and must be unbound or bound to the receiver; the reply
- * register is ignored for it (behaviour.md c.4). Anything else but an
- * endpoint, an empty slot or a failed lookup is a cap fault in the receive
- * phase. Receiving on an endpoint is the IPC work's: until then it stays an
- * unknown system call, as before. */
+ * register is ignored for it (behaviour.md c.4). An endpoint needs Read
+ * and, except for Wait, NBWait and NBSendWait, a reply cap in a6. Anything
+ * else, an empty slot or a failed lookup is a cap fault in the receive
+ * phase (Addr = the cptr that failed). */
 static void handle_recv(struct tcb *t, word_t number, bool blocking)
 {
     cptr_t cptr = t->ctx.x[REG_A0];
@@ -232,9 +246,26 @@ static void handle_recv(struct tcb *t, word_t number, bool blocking)
         notification_receive(t, n, blocking);
         return;
     }
-    case CAP_ENDPOINT:
-        unknown_syscall(t, number);
+    case CAP_ENDPOINT: {
+        if (!(cap_rights(c) & RIGHT_READ)) {
+            cap_fault(t, cptr, true);
+            return;
+        }
+        struct reply *reply = NULL;
+        bool with_reply = (sword_t)number != SYS_WAIT && (sword_t)number != SYS_NB_WAIT &&
+                          (sword_t)number != SYS_NB_SEND_WAIT;
+        if (with_reply) {
+            cptr_t rptr = t->ctx.x[REG_A6];
+            struct lookup_result rr = lookup_cap_slot(t, rptr);
+            if (!rr.slot || cap_type(rr.slot->cap) != CAP_REPLY) {
+                cap_fault(t, rptr, true);
+                return;
+            }
+            reply = reply_from_cap(rr.slot->cap);
+        }
+        endpoint_receive(t, c, reply, blocking);
         return;
+    }
     default:
         cap_fault(t, cptr, true);
         return;
@@ -274,13 +305,13 @@ void handle_syscall(word_t number)
     t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
     switch ((sword_t)number) {
     case SYS_CALL:
-        handle_invocation(t, t->ctx.x[REG_A0], true, true, false);
+        handle_invocation(t, t->ctx.x[REG_A0], true, true, false, true);
         break;
     case SYS_SEND:
-        handle_invocation(t, t->ctx.x[REG_A0], false, true, false);
+        handle_invocation(t, t->ctx.x[REG_A0], false, true, false, false);
         break;
     case SYS_NB_SEND:
-        handle_invocation(t, t->ctx.x[REG_A0], false, false, false);
+        handle_invocation(t, t->ctx.x[REG_A0], false, false, false, false);
         break;
     case SYS_RECV:
     case SYS_WAIT:
@@ -294,15 +325,15 @@ void handle_syscall(word_t number)
      * and never replies (a failed lookup or a decode error is silent); only
      * a preempted send stops the receive, and the whole call restarts. */
     case SYS_REPLY_RECV:
-        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true))
+        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true, true))
             handle_recv(t, number, true);
         break;
     case SYS_NB_SEND_RECV:
-        if (handle_invocation(t, t->ctx.x[REG_T0], false, false, true))
+        if (handle_invocation(t, t->ctx.x[REG_T0], false, false, true, true))
             handle_recv(t, number, true);
         break;
     case SYS_NB_SEND_WAIT:
-        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true))
+        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true, true))
             handle_recv(t, number, true);
         break;
     case SYS_YIELD:

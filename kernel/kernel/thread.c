@@ -31,6 +31,7 @@
 #include <arch/csr.h>
 #include <arch/machine.h>
 #include <arch/vspace.h>
+#include <endpoint.h>
 #include <kernel.h>
 #include <notification.h>
 #include <refill.h>
@@ -371,12 +372,23 @@ void thread_schedule(struct tcb *t)
 }
 
 /* Take t out of whatever it is blocked on (seL4's cancelIPC); t is left
- * inactive. Notifications hook in here; endpoint and reply queues arrive
- * with the IPC work, which adds its cases. */
+ * inactive. */
 void thread_cancel_blocking(struct tcb *t)
 {
-    if (t->state == THREAD_BLOCKED_ON_NOTIFICATION)
+    switch (t->state) {
+    case THREAD_BLOCKED_ON_NOTIFICATION:
         notification_cancel_signal(t);
+        break;
+    case THREAD_BLOCKED_ON_SEND:
+    case THREAD_BLOCKED_ON_RECEIVE:
+        endpoint_cancel_ipc(t);
+        break;
+    case THREAD_BLOCKED_ON_REPLY:
+        reply_remove_tcb(t);
+        break;
+    default:
+        break;
+    }
 }
 
 void thread_suspend(struct tcb *t)
@@ -414,6 +426,8 @@ void thread_set_priority(struct tcb *t, u32 prio)
         /* Wait queues are ordered by priority (seL4's reorderNTFN). */
         if (t->state == THREAD_BLOCKED_ON_NOTIFICATION)
             notification_reorder(t);
+        else if (t->state == THREAD_BLOCKED_ON_SEND || t->state == THREAD_BLOCKED_ON_RECEIVE)
+            endpoint_reorder(t);
     }
 }
 

@@ -6,6 +6,7 @@
  * functions in arch/riscv/object/objecttype.c; object creation lives with
  * Untyped_Retype in untyped.c. */
 #include <cdt.h>
+#include <endpoint.h>
 #include <irq.h>
 #include <kernel.h>
 #include <notification.h>
@@ -209,9 +210,10 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
         return arch_finalise_cap(c, final);
     switch (cap_type(c)) {
     case CAP_ENDPOINT:
-        /* IPC hook: the last cap to an endpoint restarts every queued thread
-         * (seL4's cancelAllIPC). Endpoints have no queues until the IPC work
-         * adds them, so there is nothing to cancel yet. */
+        /* The last cap to an endpoint restarts every queued thread
+         * (seL4's cancelAllIPC; endpoint.c). */
+        if (final)
+            endpoint_finalise(endpoint_from_cap(c));
         return r;
     case CAP_NOTIFICATION:
         /* seL4: schedContext_unbindNtfn, unbindMaybeNotification, then
@@ -220,8 +222,10 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
             notification_finalise(notification_from_cap(c));
         return r;
     case CAP_REPLY:
-        /* IPC hook: the last cap to a reply object cancels the call waiting
-         * on it (behaviour.md k.3). No reply objects are in use yet. */
+        /* The last cap to a reply object cancels the call waiting on it,
+         * or the receive holding it (behaviour.md k.3; reply.c). */
+        if (final)
+            reply_finalise(reply_from_cap(c));
         return r;
     case CAP_NULL:
     case CAP_DOMAIN:

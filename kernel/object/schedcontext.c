@@ -3,6 +3,7 @@
  * SchedContext invocations and finalisation. The scheduler (thread.c) does
  * the charging, the release queue and the timer. */
 #include <boot.h>
+#include <endpoint.h>
 #include <invocation.h>
 #include <kernel.h>
 #include <objecttype.h>
@@ -69,6 +70,7 @@ void sched_context_unbind_notification(struct sched_context *sc)
 
 void sched_context_finalise(struct sched_context *sc)
 {
+    reply_clear_sc_stack(sc); /* the calls it was lent through lose their way back */
     sched_context_unbind_tcb(sc);
     sched_context_unbind_notification(sc);
     if (sc->yield_from)

@@ -5,7 +5,7 @@
 # user/tests/test_*.c.  The test filter is a boot argument:
 #   qemu ... -append "ktest=<area>/<name>"   (see docs/user-library.md)
 
-KTEST_SRCS := user/tests/framework/ktest.c $(sort $(wildcard user/tests/test_*.c))
+KTEST_SRCS := user/tests/framework/ktest.c user/tests/framework/threads.c $(sort $(wildcard user/tests/test_*.c))
 KTEST_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(KTEST_SRCS))
 KTEST_ELF := $(BUILD)/user/tests/ktest.elf
 

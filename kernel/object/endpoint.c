@@ -1,0 +1,195 @@
+/* Endpoints (endpoint.h): send, receive, message transfer, cancellation.
+ * Follows seL4's src/object/endpoint.c (MCS) and the transfer functions of
+ * src/kernel/thread.c. Every function is O(1) except queue insertion
+ * (queue.h), the copy of a message (at most MSG_MAX_LENGTH words) and the
+ * restart of every queued thread when the endpoint is deleted, bounded by
+ * the number of queued threads. */
+#include <arch/context.h>
+#include <endpoint.h>
+#include <fault.h>
+#include <invocation.h>
+#include <kernel.h>
+#include <notification.h>
+#include <queue.h>
+#include <thread.h>
+
+/* The queue holds senders if its head is a sender (all its threads are the
+ * same kind: a send meets any queued receiver before it can queue). */
+static bool ep_has_senders(const struct endpoint *ep)
+{
+    return ep->queue.head && ep->queue.head->state == THREAD_BLOCKED_ON_SEND;
+}
+static bool ep_has_receivers(const struct endpoint *ep)
+{
+    return ep->queue.head && ep->queue.head->state == THREAD_BLOCKED_ON_RECEIVE;
+}
+
+static void block_on(struct tcb *t, struct endpoint *ep, enum thread_state s)
+{
+    /* The argument registers stay as they are: a cancelled wait (endpoint
+     * deleted, Resume) re-executes the same system call (behaviour.md c.5). */
+    t->blocking_object = ep;
+    thread_set_state(t, s);
+    tqueue_insert(&ep->queue, t);
+}
+
+/* Copy n message words: MR0-3 register to register; the rest buffer to
+ * buffer if both threads have one. Returns the words transferred.
+ * At most MSG_MAX_LENGTH iterations (n is a clamped length). */
+static word_t copy_mrs(struct tcb *from, struct tcb *to, word_t n)
+{
+    word_t i = 0;
+    for (; i < n && i < NUM_MSG_REGISTERS; i++)
+        to->ctx.x[REG_A2 + i] = from->ctx.x[REG_A2 + i];
+    if (i == n)
+        return n;
+    word_t *sb = ipc_buffer_kptr(from);
+    word_t *rb = ipc_buffer_kptr(to);
+    if (!sb || !rb)
+        return i;
+    for (; i < n; i++)
+        rb[1 + i] = sb[1 + i];
+    return n;
+}
+
+/* seL4's doNormalTransfer. Cap transfer (k.2) is not implemented yet:
+ * no caps move and extraCaps is 0, as for a sender without Grant. */
+static void do_normal_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
+{
+    word_t info = sender->ctx.x[REG_A1];
+    word_t n = copy_mrs(sender, receiver, msginfo_length(info));
+    receiver->ctx.x[REG_A1] = msginfo_new(msginfo_label(info), 0, 0, n);
+    receiver->ctx.x[REG_A0] = badge;
+}
+
+void do_ipc_transfer(struct tcb *sender, struct endpoint *ep, word_t badge, bool grant, struct tcb *receiver)
+{
+    (void)ep;
+    (void)grant;
+    if (sender->fault.type == FAULT_NULL)
+        do_normal_transfer(sender, badge, receiver);
+    else
+        fault_transfer(sender, badge, receiver);
+}
+
+/* A woken sender or receiver continues after its ecall. */
+static void wake(struct tcb *t)
+{
+    thread_set_state(t, THREAD_RUNNING);
+    thread_schedule(t); /* a higher priority than the current thread's runs first */
+}
+
+void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate)
+{
+    struct endpoint *ep = endpoint_from_cap(c);
+    word_t rights = cap_rights(c);
+    bool grant = rights & RIGHT_GRANT;
+    bool grant_reply = rights & RIGHT_GRANT_REPLY;
+    if (!ep_has_receivers(ep)) {
+        if (!blocking)
+            return; /* NBSend with nobody waiting: dropped (k.4) */
+        t->ipc_badge = cap_badge(c);
+        t->ipc_flags = (call ? IPC_IS_CALL : 0) | (grant ? IPC_CAN_GRANT : 0) |
+                       (grant_reply ? IPC_CAN_GRANT_REPLY : 0);
+        block_on(t, ep, THREAD_BLOCKED_ON_SEND);
+        return;
+    }
+    struct tcb *dest = tqueue_pop(&ep->queue);
+    dest->blocking_object = NULL;
+    struct reply *r = dest->reply;
+    if (r)
+        reply_unlink(r, dest); /* the receiver no longer holds it; reply_push may bind it again */
+    do_ipc_transfer(t, ep, cap_badge(c), grant, dest);
+    if (call || t->fault.type != FAULT_NULL) {
+        if (r && (grant || grant_reply))
+            reply_push(t, dest, r, can_donate);
+        else
+            thread_set_state(t, THREAD_INACTIVE); /* no way back: k.3 */
+    } else if (can_donate && !dest->sc && t->sc) {
+        /* NBSendRecv / NBSendWait handing its SC to a passive server (k.4). */
+        sched_context_donate(t->sc, dest);
+    }
+    wake(dest);
+}
+
+void endpoint_receive(struct tcb *t, cap_t c, struct reply *r, bool blocking)
+{
+    struct endpoint *ep = endpoint_from_cap(c);
+    /* An active reply object given to a receive: whoever it was bound to
+     * (an unanswered caller, or a thread receiving with it) is cancelled
+     * (mainline seL4; behaviour.md k.3). */
+    if (r && r->tcb)
+        thread_cancel_blocking(r->tcb);
+    struct notification *n = t->bound_notification;
+    if (n && notification_is_active(n)) {
+        notification_complete_signal(n, t); /* a0 = the word, nothing else */
+        return;
+    }
+    if (!ep_has_senders(ep)) {
+        if (!blocking) {
+            t->ctx.x[REG_A0] = 0; /* seL4's doNBRecvFailedTransfer */
+            return;
+        }
+        if (n)
+            notification_maybe_return_sc(n, t); /* a passive thread gives back the notification's SC */
+        t->reply = r;
+        if (r)
+            r->tcb = t;
+        block_on(t, ep, THREAD_BLOCKED_ON_RECEIVE);
+        return;
+    }
+    struct tcb *sender = tqueue_pop(&ep->queue);
+    sender->blocking_object = NULL;
+    u32 flags = sender->ipc_flags;
+    bool grant = flags & IPC_CAN_GRANT;
+    do_ipc_transfer(sender, ep, sender->ipc_badge, grant, t);
+    if ((flags & IPC_IS_CALL) || sender->fault.type != FAULT_NULL) {
+        if (r && (grant || (flags & IPC_CAN_GRANT_REPLY))) {
+            /* Timeout faults never donate (h). */
+            bool can_donate = sender->sc && sender->fault.type != FAULT_TIMEOUT;
+            reply_push(sender, t, r, can_donate);
+        } else {
+            thread_set_state(sender, THREAD_INACTIVE);
+        }
+    } else {
+        wake(sender);
+    }
+}
+
+void endpoint_cancel_ipc(struct tcb *t)
+{
+    struct endpoint *ep = (struct endpoint *)t->blocking_object;
+    tqueue_remove(&ep->queue, t);
+    t->blocking_object = NULL;
+    if (t->state == THREAD_BLOCKED_ON_RECEIVE && t->reply)
+        reply_unlink(t->reply, t);
+    thread_set_state(t, THREAD_INACTIVE);
+}
+
+void endpoint_reorder(struct tcb *t)
+{
+    tqueue_reorder(&((struct endpoint *)t->blocking_object)->queue, t);
+}
+
+/* seL4's cancelAllIPC. Not preemptible: finalising a cap is one step of
+ * the CDT's delete loop. One O(1) iteration per queued thread; their number
+ * is bounded by the number of threads (queue.h; WCET annotation). */
+void endpoint_finalise(struct endpoint *ep)
+{
+    struct tcb *t = ep->queue.head;
+    ep->queue.head = ep->queue.tail = NULL;
+    while (t) {
+        struct tcb *next = t->queue_next;
+        t->queue_next = t->queue_prev = NULL;
+        t->blocking_object = NULL;
+        if (t->state == THREAD_BLOCKED_ON_RECEIVE && t->reply)
+            reply_unlink(t->reply, t);
+        if (t->fault.type == FAULT_NULL) {
+            thread_set_state(t, THREAD_RESTART); /* re-executes its system call */
+            thread_schedule(t);
+        } else {
+            thread_set_state(t, THREAD_INACTIVE); /* a fault message is not re-sent */
+        }
+        t = next;
+    }
+}

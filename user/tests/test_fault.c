@@ -1,0 +1,341 @@
+/*
+ * Faults delivered as IPC (issue 5 item 6): capability fault (send and
+ * receive phase), unknown system call, user exception and VM fault (load
+ * and store) go to the fault endpoint installed in the TCB with seL4's
+ * labels, lengths and message words; a reply with label 0 restarts or
+ * resumes the thread with the registers sent, another label leaves an
+ * unknown-syscall or exception thread inactive; a handler receiving with
+ * Wait leaves the faulting thread inactive; a passive handler runs on the
+ * faulting thread's SC and gives it back. shared/abi/behaviour.md (h), k.3.
+ *
+ * The root is the handler (it has an IPC buffer, so it sees whole
+ * messages) unless a test says otherwise; children from framework/threads.h.
+ */
+#include <ktest.h>
+#include <threads.h>
+
+#define ROOT KT_ROOT
+#define SELF KT_SELF
+#define FAULT_BADGE 0xf17
+
+static volatile seL4_Word flag;
+static volatile seL4_Word result;
+
+static seL4_Word info(seL4_Word label, seL4_Word len) { return (label << 12) | len; }
+
+/* A child at prio 150 whose faults go to a badged copy of ep. */
+static kt_thread_t *faulting_child(seL4_CPtr ep, bool ipc_buffer)
+{
+    kt_thread_t *t = kt_thread_new(150, true, ipc_buffer);
+    seL4_CPtr h = kt_mint(ep, seL4_CapRights_new(0, 1, 0, 1), FAULT_BADGE);
+    KASSERT_EQ(seL4_TCB_SetSpace(t->tcb, h, ROOT, 0, seL4_CapInitThreadVSpace, 0), seL4_NoError);
+    return t;
+}
+
+static void reset(void)
+{
+    kt_threads_cleanup();
+    flag = 0;
+    result = 0;
+    kt_root_prio(100);
+}
+
+static seL4_UserContext read_regs(seL4_CPtr tcb)
+{
+    seL4_UserContext r;
+    KASSERT_EQ(seL4_TCB_ReadRegisters(tcb, 0, 0, sizeof(r) / sizeof(seL4_Word), &r), seL4_NoError);
+    return r;
+}
+
+static void write_regs(seL4_CPtr tcb, seL4_UserContext *r)
+{
+    KASSERT_EQ(seL4_TCB_WriteRegisters(tcb, 0, 0, sizeof(*r) / sizeof(seL4_Word), r), seL4_NoError);
+}
+
+/* ---- unknown system call ------------------------------------------------ */
+
+static void child_unknown_syscall(seL4_Word self, seL4_Word unused1, seL4_Word unused2)
+{
+    (void)unused1;
+    (void)unused2;
+    kt_regs_t in = {0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0};
+    kt_regs_t r = kt_syscall((seL4_Word)-50, in);
+    result = r.a0;
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+KTEST(fault, unknown_syscall_goes_to_the_handler_and_label_0_resumes)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_unknown_syscall, c->tcb, 0, 0);
+    seL4_Word badge = 0;
+    seL4_MessageInfo_t m = seL4_Recv(ep, &badge, reply);
+    KASSERT_EQ(badge, FAULT_BADGE);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_UnknownSyscall);
+    KASSERT_EQ(seL4_MessageInfo_get_length(m), 11);
+    seL4_Word mr[11];
+    for (int i = 0; i < 11; i++)
+        mr[i] = seL4_GetMR(i);
+    /* MR4-MR9 = a1-a6 */
+    for (int i = 4; i < 10; i++)
+        KASSERT_EQ(mr[i], 0xa1 + (seL4_Word)(i - 4));
+    KASSERT_EQ(mr[3], 0xa0);
+    KASSERT_EQ(mr[10], (seL4_Word)-50);
+    seL4_UserContext regs = read_regs(c->tcb); /* (its reply overwrites the MRs) */
+    KASSERT_EQ(mr[0], regs.pc);                /* the ecall */
+    KASSERT_EQ(mr[1], regs.sp);
+    KASSERT_EQ(mr[2], regs.ra);
+    /* Resume after the ecall with a0 = 0x77, the rest as they were. */
+    for (int i = 0; i < 10; i++)
+        seL4_SetMR(i, mr[i]);
+    seL4_SetMR(0, mr[0] + 4);
+    seL4_SetMR(3, 0x77);
+    seL4_Send(reply, seL4_MessageInfo_new(0, 0, 0, 10));
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(result, 0x77);
+    kt_threads_cleanup();
+}
+
+KTEST(fault, unknown_syscall_reply_with_nonzero_label_leaves_the_thread_inactive)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_unknown_syscall, c->tcb, 0, 0);
+    seL4_MessageInfo_t m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_UnknownSyscall);
+    seL4_Word ip = seL4_GetMR(0);
+    seL4_SetMR(0, ip + 4);
+    seL4_Send(reply, seL4_MessageInfo_new(1, 0, 0, 1));
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 0);
+    /* The registers were written all the same: FaultIP moved on. */
+    KASSERT_EQ(read_regs(c->tcb).pc, ip + 4);
+    kt_threads_cleanup();
+}
+
+KTEST(fault, handler_receiving_with_wait_leaves_the_thread_inactive)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_unknown_syscall, c->tcb, 0, 0);
+    seL4_MessageInfo_t m = seL4_Wait(ep, NULL);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_UnknownSyscall);
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 0);
+    kt_threads_cleanup();
+}
+
+/* ---- user exception ------------------------------------------------------- */
+
+static void child_illegal(seL4_Word self, seL4_Word unused1, seL4_Word unused2)
+{
+    (void)unused1;
+    (void)unused2;
+    __asm__ volatile(".word 0"); /* the all-zero instruction is illegal */
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+KTEST(fault, user_exception_goes_to_the_handler_and_resumes_where_told)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_illegal, c->tcb, 0, 0);
+    seL4_Word badge = 0;
+    seL4_MessageInfo_t m = seL4_Recv(ep, &badge, reply);
+    KASSERT_EQ(badge, FAULT_BADGE);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_UserException);
+    KASSERT_EQ(seL4_MessageInfo_get_length(m), 4);
+    seL4_Word ip = seL4_GetMR(0);
+    seL4_Word sp = seL4_GetMR(1);
+    KASSERT_EQ(seL4_GetMR(2), 2); /* scause: illegal instruction */
+    KASSERT_EQ(seL4_GetMR(3), 0);
+    KASSERT_EQ(*(volatile unsigned int *)ip, 0);
+    KASSERT_EQ(sp, read_regs(c->tcb).sp);
+    seL4_SetMR(0, ip + 4);
+    seL4_SetMR(1, sp);
+    seL4_Send(reply, seL4_MessageInfo_new(0, 0, 0, 2));
+    KASSERT_EQ(flag, 1);
+    kt_threads_cleanup();
+}
+
+/* ---- VM faults -------------------------------------------------------------- */
+
+static volatile seL4_Word good_word = 0x600d;
+
+static void child_bad_load_store(seL4_Word self, seL4_Word bad, seL4_Word unused)
+{
+    (void)unused;
+    register seL4_Word addr __asm__("t1") = bad;
+    register seL4_Word val __asm__("t2");
+    __asm__ volatile("ld t2, 0(t1)" : "=r"(val) : "r"(addr) : "memory");
+    result = val;
+    /* A different register, so that the handler's fix of t1 above does
+     * not carry over (the compiler may keep `bad` in t1). */
+    register seL4_Word addr2 __asm__("t3") = bad;
+    __asm__ volatile("sd zero, 0(t3)" : : "r"(addr2) : "memory");
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+KTEST(fault, vm_faults_go_to_the_handler_and_restart_the_instruction)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    seL4_Word bad = 0x10;
+    kt_thread_start(c, child_bad_load_store, c->tcb, bad, 0);
+    /* The load. */
+    seL4_MessageInfo_t m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_VMFault);
+    KASSERT_EQ(seL4_MessageInfo_get_length(m), 4);
+    KASSERT_EQ(seL4_GetMR(1), bad);
+    KASSERT_EQ(seL4_GetMR(2), 0); /* not an instruction fetch */
+    KASSERT_EQ(seL4_GetMR(3), 5); /* load */
+    seL4_Word ip = seL4_GetMR(0);
+    seL4_UserContext regs = read_regs(c->tcb);
+    KASSERT_EQ(ip, regs.pc);
+    /* Point t1 at a good word; the restarted load reads it. */
+    regs.t1 = (seL4_Word)&good_word;
+    write_regs(c->tcb, &regs);
+    seL4_Send(reply, seL4_MessageInfo_new(0, 0, 0, 0));
+    /* The store (t1 = bad again). */
+    m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(result, 0x600d);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_VMFault);
+    KASSERT_EQ(seL4_GetMR(1), bad);
+    KASSERT_EQ(seL4_GetMR(3), 7); /* store */
+    regs = read_regs(c->tcb);
+    regs.t3 = (seL4_Word)&result;
+    write_regs(c->tcb, &regs);
+    /* Any label restarts a VM fault. */
+    seL4_Send(reply, seL4_MessageInfo_new(9, 0, 0, 0));
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(result, 0);
+    kt_threads_cleanup();
+}
+
+/* ---- capability faults -------------------------------------------------------- */
+
+static void child_call_bad_cptr(seL4_Word self, seL4_Word cptr, seL4_Word unused)
+{
+    (void)unused;
+    kt_regs_t in = {cptr, 0, 0, 0, 0, 0, 0, 0};
+    kt_regs_t r = kt_syscall(seL4_SysCall, in);
+    result = r.a1 + 1; /* the empty reply of a Call on a notification: info 0 */
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+#define BAD_CPTR (1ul << 63) /* fails the root CNode's guard */
+
+KTEST(fault, cap_fault_in_the_send_phase_restarts_the_call)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    seL4_CPtr ntfn = kt_make(seL4_NotificationObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_call_bad_cptr, c->tcb, BAD_CPTR, 0);
+    seL4_MessageInfo_t m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_CapFault);
+    KASSERT_EQ(seL4_MessageInfo_get_length(m), 4);
+    seL4_Word ip = seL4_GetMR(0);
+    KASSERT_EQ(seL4_GetMR(1), BAD_CPTR);
+    KASSERT_EQ(seL4_GetMR(2), 0);
+    KASSERT_EQ(seL4_GetMR(3), 1); /* MCS: always InvalidRoot + 1 */
+    seL4_UserContext regs = read_regs(c->tcb);
+    KASSERT_EQ(ip, regs.pc);
+    regs.a0 = ntfn;
+    write_regs(c->tcb, &regs);
+    seL4_Send(reply, seL4_MessageInfo_new(0, 0, 0, 0));
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(result, 1);
+    kt_threads_cleanup();
+}
+
+static void child_recv_without_reply(seL4_Word self, seL4_Word ep, seL4_Word unused)
+{
+    (void)unused;
+    kt_regs_t in = {ep, 0, 0, 0, 0, 0, 0, 0};
+    kt_regs_t r = kt_syscall(seL4_SysRecv, in);
+    result = r.a0;
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+KTEST(fault, receive_without_a_reply_cap_is_a_receive_phase_cap_fault)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    seL4_CPtr other = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr ntfn = kt_make(seL4_NotificationObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_recv_without_reply, c->tcb, other, 0);
+    seL4_MessageInfo_t m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_CapFault);
+    KASSERT_EQ(seL4_GetMR(1), 0); /* a6, the missing reply cap */
+    KASSERT_EQ(seL4_GetMR(2), 1); /* in the receive phase */
+    /* Receive on a signalled notification instead (a6 is ignored there). */
+    seL4_CPtr badged = kt_mint(ntfn, seL4_AllRights, 0x4d);
+    seL4_Signal(badged);
+    seL4_UserContext regs = read_regs(c->tcb);
+    regs.a0 = ntfn;
+    write_regs(c->tcb, &regs);
+    seL4_Send(reply, seL4_MessageInfo_new(0, 0, 0, 0));
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(result, 0x4d);
+    /* An endpoint cap without Read: cap fault at the endpoint's cptr. */
+    kt_thread_t *d = faulting_child(ep, false);
+    flag = 0;
+    seL4_CPtr wo = kt_mint(other, seL4_CapRights_new(0, 0, 0, 1), 0);
+    kt_thread_start(d, child_recv_without_reply, d->tcb, wo, 0);
+    m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_CapFault);
+    KASSERT_EQ(seL4_GetMR(1), wo);
+    KASSERT_EQ(seL4_GetMR(2), 1);
+    kt_threads_cleanup();
+}
+
+/* ---- a passive handler -------------------------------------------------------- */
+
+/* Handler thread: Recv faults on ep; answer unknown syscalls by resuming
+ * after the ecall with a0 = 0x99. Counts faults in result. */
+static void passive_handler(seL4_Word ep, seL4_Word reply, seL4_Word unused)
+{
+    (void)unused;
+    kt_regs_t in = {ep, 0, 0, 0, 0, 0, reply, 0};
+    kt_regs_t r = kt_syscall(seL4_SysRecv, in);
+    for (;;) {
+        result++;
+        /* MR0 = FaultIP, MR1 = SP, MR2 = RA, MR3 = a0 (no handler buffer:
+         * 4 words); reply 4 words: FaultIP + 4, SP, RA, a0 = 0x99. */
+        kt_regs_t out = {ep, info(0, 4), r.a2 + 4, r.a3, r.a4, 0x99, reply, 0};
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+KTEST(fault, passive_handler_runs_on_the_faulting_threads_sc)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    kt_thread_t *h = kt_thread_new(160, true, false);
+    kt_thread_start(h, passive_handler, ep, kt_make(seL4_ReplyObject, 0), 0);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(h->sc, h->tcb), seL4_NoError);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_unknown_syscall, c->tcb, 0, 0);
+    KASSERT_EQ(result, 0x99); /* the child's a0 after the fault ... */
+    KASSERT_EQ(flag, 1);
+    kt_threads_cleanup();
+}

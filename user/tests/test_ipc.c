@@ -1,0 +1,762 @@
+/*
+ * Synchronous IPC (issue 5): Send, NBSend, Call, Recv, NBRecv, Wait,
+ * NBWait, ReplyRecv, NBSendRecv and NBSendWait on endpoints and reply
+ * objects; message transfer (info, MR0-3 in a2-a5, the rest through the
+ * IPC buffers, badges); priority-ordered queues; deletion, suspension and
+ * resumption of blocked threads (restart); reply objects (only the caller
+ * gets the reply, an active reply object given to Recv cancels its caller,
+ * deleting a reply); scheduling-context donation to passive servers,
+ * nested, and a message to a server without an SC.
+ * shared/abi/behaviour.md c.1-c.5, k.1, k.3-k.5; errors-by-invocation.md G.
+ *
+ * Children come from framework/threads.h. The root drops to a low
+ * priority so that children it wakes run at once.
+ */
+#include <ktest.h>
+#include <stdio.h>
+#include <threads.h>
+
+#define ROOT KT_ROOT
+#define SELF KT_SELF
+
+enum { TAG_NULL = 0 };
+
+static seL4_Word info(seL4_Word label, seL4_Word len) { return (label << 12) | len; }
+
+static seL4_CPtr make_ep(void) { return kt_make(seL4_EndpointObject, 0); }
+static seL4_CPtr make_reply(void) { return kt_make(seL4_ReplyObject, 0); }
+static seL4_CPtr make_ntfn(void) { return kt_make(seL4_NotificationObject, 0); }
+
+static seL4_CapRights_t all_rights(void) { return seL4_CapRights_new(1, 1, 1, 1); }
+static seL4_CapRights_t send_only(void) { return seL4_CapRights_new(0, 0, 0, 1); }
+static seL4_CapRights_t recv_only(void) { return seL4_CapRights_new(0, 0, 1, 0); }
+
+#define S1 0x5151515151515151ul
+#define S2 0x5252525252525252ul
+#define S3 0x5353535353535353ul
+#define S4 0x5454545454545454ul
+#define S5 0x5555555555555555ul
+
+static kt_regs_t sentinel_regs(seL4_Word a0, seL4_Word a6)
+{
+    kt_regs_t r = {a0, S1, S2, S3, S4, S5, a6, 0x70};
+    return r;
+}
+
+/* What children saw, for the root to check. */
+static volatile kt_regs_t got[8];
+static volatile seL4_Word n_got;
+static volatile seL4_Word flag;
+static volatile seL4_Word order[8];
+static volatile seL4_Word n_order;
+
+static void reset_log(void)
+{
+    n_got = 0;
+    flag = 0;
+    n_order = 0;
+}
+
+static void log_regs(kt_regs_t r)
+{
+    seL4_Word i = n_got;
+    if (i < 8) {
+        got[i].a0 = r.a0;
+        got[i].a1 = r.a1;
+        got[i].a2 = r.a2;
+        got[i].a3 = r.a3;
+        got[i].a4 = r.a4;
+        got[i].a5 = r.a5;
+        got[i].a6 = r.a6;
+        got[i].t0 = r.t0;
+    }
+    n_got = i + 1;
+}
+
+static kt_regs_t got_at(int i)
+{
+    kt_regs_t r = {got[i].a0, got[i].a1, got[i].a2, got[i].a3, got[i].a4, got[i].a5, got[i].a6, got[i].t0};
+    return r;
+}
+
+/* ---- children ---------------------------------------------------------- */
+
+/* Recv once on (ep, reply), log the registers, exit. */
+static void child_recv_once(seL4_Word ep, seL4_Word reply, seL4_Word self)
+{
+    log_regs(kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply)));
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+/* Send (label 9, MR0 = id, length 1) on ep, then log id in order[] and exit. */
+static void child_send_id(seL4_Word ep, seL4_Word id, seL4_Word self)
+{
+    kt_regs_t r = {ep, info(9, 1), id, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, r);
+    seL4_Word i = n_order;
+    if (i < 8)
+        order[i] = id;
+    n_order = i + 1;
+    kt_thread_exit(self);
+}
+
+/* Call ep with MR0 = x (label 4, length 1); log the reply; set flag. */
+static void child_call(seL4_Word ep, seL4_Word x, seL4_Word self)
+{
+    kt_regs_t r = {ep, info(4, 1), x, S3, S4, S5, 0, 0};
+    log_regs(kt_syscall(seL4_SysCall, r));
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+/* Server: Recv on (ep, reply), then ReplyRecv for ever: reply label 0,
+ * MR0 = MR0 + MR1 + 1 of the request, length 1; counts requests in flag. */
+static void server_add(seL4_Word ep, seL4_Word reply, seL4_Word unused)
+{
+    (void)unused;
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    for (;;) {
+        log_regs(r);
+        flag++;
+        kt_regs_t out = {ep, info(0, 1), r.a2 + r.a3 + 1, 0, 0, 0, reply, 0};
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+/* ================================================================== */
+
+KTEST(ipc, send_to_waiting_receiver_transfers_message_and_badge)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr badged = kt_mint(ep, all_rights(), 0xbad6e);
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_recv_once, ep, make_reply(), c->tcb);
+    KASSERT_EQ(n_got, 0); /* blocked in Recv */
+    kt_regs_t s = {badged, info(7, 3), 11, 22, 33, 44, 0x66, 0x77};
+    kt_regs_t out = kt_syscall(seL4_SysSend, s);
+    /* Send writes nothing back. */
+    KASSERT_EQ(out.a0, badged);
+    KASSERT_EQ(out.a1, info(7, 3));
+    KASSERT_EQ(out.a2, 11);
+    KASSERT_EQ(out.a5, 44);
+    KASSERT_EQ(n_got, 1);
+    kt_regs_t g = got_at(0);
+    KASSERT_EQ(g.a0, 0xbad6e);
+    KASSERT_EQ(g.a1, info(7, 3));
+    KASSERT_EQ(g.a2, 11);
+    KASSERT_EQ(g.a3, 22);
+    KASSERT_EQ(g.a4, 33);
+    KASSERT_EQ(g.a5, S5); /* beyond the length: untouched */
+    KASSERT_EQ(g.t0, 0x70);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, recv_takes_a_blocked_sender_and_wakes_it)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_send_id, kt_mint(ep, all_rights(), 5), 0x1d, c->tcb);
+    KASSERT_EQ(n_order, 0); /* blocked in Send */
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 5);
+    KASSERT_EQ(r.a1, info(9, 1));
+    KASSERT_EQ(r.a2, 0x1d);
+    KASSERT_EQ(r.a3, S3);
+    KASSERT_EQ(r.a6, reply);
+    KASSERT_EQ(n_order, 1); /* the sender ran on */
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, nonblocking_send_and_receive)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    /* NBSend with nobody waiting: dropped. */
+    kt_regs_t s = {ep, info(1, 1), 42, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysNBSend, s);
+    /* NBRecv/NBWait with nobody sending: a0 = 0, nothing else written. */
+    kt_regs_t r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 0);
+    KASSERT_EQ(r.a1, S1);
+    KASSERT_EQ(r.a2, S2);
+    KASSERT_EQ(r.a5, S5);
+    r = kt_syscall(seL4_SysNBWait, sentinel_regs(ep, 0));
+    KASSERT_EQ(r.a0, 0);
+    KASSERT_EQ(r.a1, S1);
+    /* NBRecv with a blocked sender receives; NBWait likewise. */
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_send_id, kt_mint(ep, all_rights(), 3), 0x31, c->tcb);
+    r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 3);
+    KASSERT_EQ(r.a2, 0x31);
+    kt_thread_t *d = kt_thread_new(150, true, false);
+    kt_thread_start(d, child_send_id, kt_mint(ep, all_rights(), 4), 0x41, d->tcb);
+    r = kt_syscall(seL4_SysNBWait, sentinel_regs(ep, 0));
+    KASSERT_EQ(r.a0, 4);
+    KASSERT_EQ(r.a2, 0x41);
+    KASSERT_EQ(n_order, 2);
+    /* NBSend to a waiting receiver delivers. */
+    kt_thread_t *e = kt_thread_new(150, true, false);
+    kt_thread_start(e, child_recv_once, ep, make_reply(), e->tcb);
+    s.a2 = 0x99;
+    kt_syscall(seL4_SysNBSend, s);
+    KASSERT_EQ(n_got, 1);
+    KASSERT_EQ(got_at(0).a2, 0x99);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, call_and_replyrecv_round_trips)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    kt_thread_t *srv = kt_thread_new(150, true, false);
+    kt_thread_start(srv, server_add, ep, reply, 0);
+    seL4_CPtr badged = kt_mint(ep, all_rights(), 0x77);
+    for (seL4_Word i = 0; i < 5; i++) {
+        kt_regs_t c = {badged, info(3, 2), i, 10 * i, S4, S5, 0x66, 0x70};
+        kt_regs_t r = kt_syscall(seL4_SysCall, c);
+        KASSERT_EQ(r.a0, 0); /* replies carry badge 0 */
+        KASSERT_EQ(r.a1, info(0, 1));
+        KASSERT_EQ(r.a2, 11 * i + 1);
+        KASSERT_EQ(r.a3, 10 * i); /* beyond the reply's length: untouched */
+        KASSERT_EQ(r.a6, 0x66);
+        KASSERT_EQ(flag, i + 1);
+        KASSERT_EQ(got_at((int)i).a0, 0x77);
+        KASSERT_EQ(got_at((int)i).a1, info(3, 2));
+    }
+    kt_threads_cleanup();
+}
+
+/* Server with an IPC buffer: receive, check, reply 120 words 3*i+1. */
+static kt_thread_t *long_srv;
+static void server_long(seL4_Word ep, seL4_Word reply, seL4_Word unused)
+{
+    (void)unused;
+    seL4_Word *buf = long_srv->ipc_buf;
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    for (;;) {
+        log_regs(r);
+        seL4_Word len = r.a1 & 0x7f;
+        seL4_Word ok = 1;
+        for (seL4_Word i = 4; i < len; i++)
+            if (buf[1 + i] != 1000 + i)
+                ok = 0;
+        if (r.a2 != 1000 || r.a5 != 1003)
+            ok = 0;
+        flag = ok ? len : 0xbad;
+        for (seL4_Word i = 4; i < 120; i++)
+            buf[1 + i] = 3 * i + 1;
+        kt_regs_t out = {ep, info(0, 120), 1, 4, 7, 10, reply, 0};
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+KTEST(ipc, long_messages_go_through_the_ipc_buffers)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    long_srv = kt_thread_new(150, true, true);
+    kt_thread_start(long_srv, server_long, ep, reply, 0);
+    for (seL4_Word i = 0; i < 120; i++)
+        seL4_SetMR((int)i, 1000 + i);
+    seL4_MessageInfo_t out = seL4_Call(ep, seL4_MessageInfo_new(0, 0, 0, 120));
+    KASSERT_EQ(flag, 120);
+    KASSERT_EQ(seL4_MessageInfo_get_length(out), 120);
+    for (seL4_Word i = 0; i < 120; i++)
+        KASSERT_EQ(seL4_GetMR((int)i), 3 * i + 1);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, without_a_receive_buffer_only_four_words_arrive)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    kt_thread_t *c = kt_thread_new(150, true, false); /* no IPC buffer */
+    kt_thread_start(c, child_recv_once, ep, make_reply(), c->tcb);
+    for (seL4_Word i = 0; i < 10; i++)
+        seL4_SetMR((int)i, 500 + i);
+    seL4_Send(ep, seL4_MessageInfo_new(2, 0, 0, 10));
+    KASSERT_EQ(n_got, 1);
+    KASSERT_EQ(got_at(0).a1, info(2, 4));
+    KASSERT_EQ(got_at(0).a5, 503);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, senders_queue_by_priority_fifo_among_equals_and_requeue)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(200);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    static const seL4_Word prio[4] = {100, 150, 150, 120};
+    kt_thread_t *t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = kt_thread_new(prio[i], true, false);
+        kt_thread_start(t[i], child_send_id, ep, (seL4_Word)i + 1, t[i]->tcb);
+    }
+    kt_root_prio(50); /* all four run and block in Send */
+    kt_root_prio(200);
+    KASSERT_EQ(n_order, 0);
+    /* The lowest one moves to the front by a priority change. */
+    KASSERT_EQ(seL4_TCB_SetPriority(t[0]->tcb, SELF, 160), seL4_NoError);
+    kt_root_prio(50);
+    static const seL4_Word expect[4] = {1, 2, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+        KASSERT_EQ(r.a2, expect[i]);
+    }
+    KASSERT_EQ(n_order, 4);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, receivers_queue_by_priority)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(200);
+    seL4_CPtr ep = make_ep();
+    kt_thread_t *a = kt_thread_new(110, true, false);
+    kt_thread_t *b = kt_thread_new(130, true, false);
+    kt_thread_start(a, child_recv_once, ep, make_reply(), a->tcb);
+    kt_thread_start(b, child_recv_once, ep, make_reply(), b->tcb);
+    kt_root_prio(50);
+    kt_root_prio(200);
+    kt_regs_t s = {ep, info(1, 1), 1, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, s); /* to b (130) */
+    s.a2 = 2;
+    kt_syscall(seL4_SysSend, s); /* to a */
+    kt_root_prio(50);
+    KASSERT_EQ(n_got, 2);
+    /* b ran first (higher priority) and got the first message. */
+    KASSERT_EQ(got_at(0).a2, 1);
+    KASSERT_EQ(got_at(1).a2, 2);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, deleting_the_endpoint_restarts_blocked_threads)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_recv_once, ep, make_reply(), c->tcb);
+    kt_thread_t *d = kt_thread_new(150, true, false);
+    seL4_CPtr ep2 = make_ep();
+    kt_thread_start(d, child_send_id, ep2, 0xd, d->tcb);
+    /* Delete and re-create both in the same slots before the restarted
+     * threads run: they re-execute their calls on the new endpoints. */
+    kt_root_prio(200);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ep, 64), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ep2, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(ep), TAG_NULL);
+    seL4_CPtr fresh = make_ep();
+    KASSERT_EQ(seL4_CNode_Move(ROOT, ep, 64, ROOT, fresh, 64), seL4_NoError);
+    seL4_CPtr fresh2 = make_ep();
+    KASSERT_EQ(seL4_CNode_Move(ROOT, ep2, 64, ROOT, fresh2, 64), seL4_NoError);
+    kt_root_prio(100);
+    KASSERT_EQ(n_got, 0);
+    KASSERT_EQ(n_order, 0);
+    kt_regs_t s = {ep, info(1, 1), 0x5e, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, s);
+    KASSERT_EQ(n_got, 1);
+    KASSERT_EQ(got_at(0).a2, 0x5e);
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep2, make_reply()));
+    KASSERT_EQ(r.a2, 0xd);
+    KASSERT_EQ(n_order, 1);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, suspend_and_resume_restart_a_blocked_send)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_send_id, ep, 0x51, c->tcb);
+    KASSERT_EQ(seL4_TCB_Suspend(c->tcb), seL4_NoError);
+    kt_regs_t r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 0); /* no longer queued */
+    KASSERT_EQ(r.a1, S1);
+    KASSERT_EQ(seL4_TCB_Resume(c->tcb), seL4_NoError); /* sends again, blocks */
+    KASSERT_EQ(n_order, 0);
+    r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a2, 0x51);
+    KASSERT_EQ(n_order, 1);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, call_without_grant_or_to_wait_leaves_the_caller_inactive)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    /* A cap with Write only: no reply can come back. */
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_call, kt_mint(ep, send_only(), 0), 1, c->tcb);
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a1, info(4, 1));
+    kt_regs_t rep = {reply, info(0, 0), 0, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, rep); /* nobody waits on the reply: nothing */
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 0);
+    /* Full rights, but received with Wait (no reply object). */
+    kt_thread_t *d = kt_thread_new(150, true, false);
+    kt_thread_start(d, child_call, ep, 2, d->tcb);
+    r = kt_syscall(seL4_SysWait, sentinel_regs(ep, 0));
+    KASSERT_EQ(r.a2, 2);
+    kt_syscall(seL4_SysSend, rep);
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 0);
+    /* Only Call gets the reply: a caller with Grant gets it. */
+    kt_thread_t *e = kt_thread_new(150, true, false);
+    kt_thread_start(e, child_call, kt_mint(ep, seL4_CapRights_new(1, 0, 0, 1), 0), 3, e->tcb);
+    r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a2, 3);
+    kt_regs_t rep2 = {reply, info(6, 1), 0x33, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, rep2);
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(got_at(0).a0, 0);
+    KASSERT_EQ(got_at(0).a1, info(6, 1));
+    KASSERT_EQ(got_at(0).a2, 0x33);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, endpoint_and_reply_invocation_checks)
+{
+    kt_threads_cleanup();
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr ro = kt_mint(ep, recv_only(), 0);
+    /* G5: an endpoint cap without Write answers InvalidCapability 0 to Call. */
+    seL4_MessageInfo_t out = seL4_Call(ro, seL4_MessageInfo_new(0, 0, 0, 0));
+    KASSERT_EQ(seL4_MessageInfo_get_label(out), seL4_InvalidCapability);
+    KASSERT_EQ(seL4_MessageInfo_get_length(out), 1);
+    KASSERT_EQ(seL4_GetMR(0), 0);
+    /* Call on a reply cap with nobody waiting: an empty success reply. */
+    seL4_CPtr reply = make_reply();
+    out = seL4_Call(reply, seL4_MessageInfo_new(5, 0, 0, 2));
+    KASSERT_EQ(seL4_MessageInfo_get_label(out), 0);
+    KASSERT_EQ(seL4_MessageInfo_get_length(out), 0);
+    /* Send and NBSend on a read-only endpoint cap write nothing back. */
+    kt_regs_t s = {ro, info(1, 1), 0x12, S3, S4, S5, 0, 0};
+    kt_regs_t r = kt_syscall(seL4_SysSend, s);
+    KASSERT_EQ(r.a1, info(1, 1));
+    KASSERT_EQ(r.a2, 0x12);
+    r = kt_syscall(seL4_SysNBSend, s);
+    KASSERT_EQ(r.a1, info(1, 1));
+    kt_threads_cleanup();
+}
+
+/* Call the endpoint, but never get a reply: flag counts the calls made. */
+static void child_call_count(seL4_Word ep, seL4_Word unused, seL4_Word self)
+{
+    (void)unused;
+    kt_regs_t r = {ep, info(4, 1), 1, 0, 0, 0, 0, 0};
+    n_order++;
+    kt_syscall(seL4_SysCall, r);
+    flag = 0xdead; /* must not happen in the test below */
+    kt_thread_exit(self);
+}
+
+KTEST(ipc, active_reply_object_given_to_recv_cancels_its_caller)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    kt_thread_start(c, child_call_count, ep, 0, c->tcb);
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply)); /* c now waits on `reply` */
+    KASSERT_EQ(r.a1, info(4, 1));
+    /* Receive again with the same reply object: c is cancelled (inactive,
+     * no message). NBRecv so that the root does not block. */
+    r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 0);
+    kt_regs_t rep = {reply, info(0, 0), 0, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, rep);
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 0);
+    KASSERT_EQ(n_order, 1);
+    /* Resume restarts it: it calls again. */
+    KASSERT_EQ(seL4_TCB_Resume(c->tcb), seL4_NoError);
+    KASSERT_EQ(n_order, 1); /* restarted at the ecall, not at the start */
+    r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a1, info(4, 1));
+    kt_threads_cleanup();
+}
+
+/* ---- donation ------------------------------------------------------------ */
+
+/* Is t (blocked) without an SC? Binding a spare SC succeeds only then;
+ * the binding is undone. */
+static seL4_CPtr spare_sc;
+static bool has_no_sc(kt_thread_t *t)
+{
+    if (!spare_sc)
+        spare_sc = kt_make_sc();
+    seL4_Error e = seL4_SchedContext_Bind(spare_sc, t->tcb);
+    if (e != seL4_NoError)
+        return false;
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(spare_sc, t->tcb), seL4_NoError);
+    return true;
+}
+
+/* Is sc bound to a thread? Binding it to a fresh thread fails then. */
+static seL4_CPtr spare_tcb;
+static bool sc_is_bound(seL4_CPtr sc)
+{
+    if (!spare_tcb)
+        spare_tcb = kt_make(seL4_TCBObject, 0);
+    seL4_Error e = seL4_SchedContext_Bind(sc, spare_tcb);
+    if (e == seL4_NoError) {
+        KASSERT_EQ(seL4_SchedContext_UnbindObject(sc, spare_tcb), seL4_NoError);
+        return false;
+    }
+    return true;
+}
+
+/* Make a started server passive: it has blocked in its first receive;
+ * take its SC away. */
+static void make_passive(kt_thread_t *t) { KASSERT_EQ(seL4_SchedContext_UnbindObject(t->sc, t->tcb), seL4_NoError); }
+
+KTEST(ipc, passive_server_runs_on_the_callers_sc_and_returns_it)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    kt_thread_t *srv = kt_thread_new(150, true, false);
+    kt_thread_start(srv, server_add, ep, reply, 0);
+    make_passive(srv);
+    KASSERT(has_no_sc(srv));
+    kt_regs_t c = {ep, info(1, 2), 20, 30, 0, 0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        kt_regs_t r = kt_syscall(seL4_SysCall, c);
+        KASSERT_EQ(r.a2, 51);
+    }
+    KASSERT_EQ(flag, 3);
+    KASSERT(has_no_sc(srv)); /* the SC came back with each reply */
+    kt_threads_cleanup();
+}
+
+/* S1: receives x on ep1, calls ep2 with x, replies what S2 said + 1. */
+static void server_forward(seL4_Word ep1, seL4_Word reply, seL4_Word ep2)
+{
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep1, reply));
+    for (;;) {
+        kt_regs_t c = {ep2, info(2, 2), r.a2, 0, 0, 0, 0, 0};
+        kt_regs_t back = kt_syscall(seL4_SysCall, c);
+        kt_regs_t out = {ep1, info(0, 1), back.a2 + 1, 0, 0, 0, reply, 0};
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+/* A client: two calls of ep with x and x + 1, logs both replies. */
+static void client_twice(seL4_Word ep, seL4_Word x, seL4_Word self)
+{
+    for (seL4_Word i = 0; i < 2; i++) {
+        kt_regs_t c = {ep, info(1, 1), x + i, 0, 0, 0, 0, 0};
+        log_regs(kt_syscall(seL4_SysCall, c));
+    }
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+KTEST(ipc, nested_passive_servers_return_the_sc_to_the_client)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(200);
+    seL4_CPtr ep1 = make_ep(), ep2 = make_ep();
+    seL4_CPtr r1 = make_reply(), r2 = make_reply();
+    kt_thread_t *s2 = kt_thread_new(170, true, false);
+    kt_thread_t *s1 = kt_thread_new(160, true, false);
+    kt_thread_t *cl = kt_thread_new(150, true, false);
+    kt_thread_start(s2, server_add, ep2, r2, 0);
+    kt_thread_start(s1, server_forward, ep1, r1, ep2);
+    kt_root_prio(100); /* both block in their receives */
+    kt_root_prio(200);
+    make_passive(s1);
+    make_passive(s2);
+    kt_thread_start(cl, client_twice, ep1, 40, cl->tcb);
+    kt_root_prio(100);
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(n_got, 4); /* two requests seen by s2, two replies seen by the client */
+    /* s2 computes x + 0 + 1 (MR1 = 0), s1 adds 1. */
+    KASSERT_EQ(got_at(1).a2, 42);
+    KASSERT_EQ(got_at(3).a2, 43);
+    KASSERT_EQ(got_at(1).a0, 0);
+    KASSERT(has_no_sc(s1));
+    KASSERT(has_no_sc(s2));
+    KASSERT(sc_is_bound(cl->sc)); /* still the client's (suspended) */
+    kt_threads_cleanup();
+}
+
+/* Receive once on (ep, reply) and log, then wait on ntfn for ever. */
+static void server_recv_then_wait(seL4_Word ep, seL4_Word reply, seL4_Word ntfn)
+{
+    log_regs(kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply)));
+    flag = 1;
+    for (;;)
+        kt_syscall(seL4_SysWait, sentinel_regs(ntfn, 0));
+}
+
+KTEST(ipc, send_to_a_server_without_sc_is_delivered_and_runs_once_it_has_one)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    kt_thread_t *srv = kt_thread_new(150, true, false);
+    kt_thread_start(srv, server_recv_then_wait, ep, make_reply(), make_ntfn());
+    make_passive(srv);
+    kt_regs_t s = {ep, info(8, 1), 0x77, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, s); /* Send never donates */
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 0);
+    KASSERT_EQ(seL4_SchedContext_Bind(srv->sc, srv->tcb), seL4_NoError);
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(got_at(0).a1, info(8, 1));
+    KASSERT_EQ(got_at(0).a2, 0x77);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, deleting_the_reply_returns_the_sc_and_leaves_the_caller_inactive)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    kt_thread_t *srv = kt_thread_new(150, true, false);
+    kt_thread_start(srv, server_recv_then_wait, ep, reply, make_ntfn());
+    make_passive(srv);
+    kt_thread_t *cl = kt_thread_new(140, true, false);
+    kt_thread_start(cl, child_call, ep, 5, cl->tcb);
+    /* The server took the call on the client's SC and now waits on its
+     * notification, still holding it. */
+    KASSERT_EQ(n_got, 1);
+    KASSERT(!has_no_sc(srv));
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, reply, 64), seL4_NoError);
+    KASSERT(has_no_sc(srv));
+    KASSERT(sc_is_bound(cl->sc));
+    kt_yield_n(3);
+    KASSERT_EQ(flag, 1); /* set by the server only; the client got no reply */
+    KASSERT_EQ(n_got, 1);
+    kt_threads_cleanup();
+}
+
+/* NBSendWait hand-off: a passive server initialises on a lent SC, then
+ * signals readiness with NBSendWait, which gives the SC back... here the
+ * opposite direction is checked: NBSendRecv by a client donates its SC to
+ * a waiting server without one (k.4). */
+static void client_nbsendrecv(seL4_Word dest, seL4_Word src, seL4_Word reply)
+{
+    kt_regs_t r = {src, info(1, 1), 0x99, 0, 0, 0, reply, dest};
+    kt_syscall(seL4_SysNBSendRecv, r);
+    flag = 0xbad; /* never: it blocks without an SC */
+    for (;;)
+        ;
+}
+
+KTEST(ipc, nbsendrecv_lends_the_sc_to_a_passive_receiver)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep(), own = make_ep();
+    kt_thread_t *srv = kt_thread_new(150, true, false);
+    kt_thread_start(srv, server_recv_then_wait, ep, make_reply(), make_ntfn());
+    make_passive(srv);
+    kt_thread_t *cl = kt_thread_new(140, true, false);
+    kt_thread_start(cl, client_nbsendrecv, ep, own, make_reply());
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(got_at(0).a2, 0x99);
+    KASSERT(!has_no_sc(srv));
+    KASSERT(has_no_sc(cl));
+    kt_threads_cleanup();
+}
+
+/* ---- measurements ------------------------------------------------------ */
+
+static inline seL4_Word rdinstret(void)
+{
+    seL4_Word v;
+    __asm__ volatile("rdinstret %0" : "=r"(v));
+    return v;
+}
+
+/* Echo server with an IPC buffer: ReplyRecv with the request's length. */
+static kt_thread_t *echo_srv;
+static void server_echo(seL4_Word ep, seL4_Word reply, seL4_Word unused)
+{
+    (void)unused;
+    kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+    for (;;) {
+        kt_regs_t out = {ep, info(0, r.a1 & 0x7f), r.a2, r.a3, r.a4, r.a5, reply, 0};
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+/* Fewest instructions (root side, user and kernel) of 20 Calls of len words. */
+static seL4_Word measure_call(seL4_CPtr ep, seL4_Word len)
+{
+    seL4_Word best = ~0ul;
+    for (int i = 0; i < 20; i++) {
+        seL4_Word t0 = rdinstret();
+        seL4_Call(ep, seL4_MessageInfo_new(0, 0, 0, len));
+        seL4_Word d = rdinstret() - t0;
+        if (d < best)
+            best = d;
+    }
+    return best;
+}
+
+/* Call + ReplyRecv round trips (slowpath; there is no fastpath), active
+ * and passive server, 0, 4 and 120 words; docs/ipc.md quotes them. The
+ * figures are of the check flavour when run from the suite (they include
+ * the invariant checker's work); use a release build to quote. */
+KTEST(ipc, report_round_trip_instructions)
+{
+    kt_threads_cleanup();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    echo_srv = kt_thread_new(150, true, true);
+    kt_thread_start(echo_srv, server_echo, ep, make_reply(), 0);
+    static const seL4_Word lens[3] = {0, 4, 120};
+    seL4_Word active[3], passive[3];
+    for (int i = 0; i < 3; i++)
+        active[i] = measure_call(ep, lens[i]);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(echo_srv->sc, echo_srv->tcb), seL4_NoError);
+    for (int i = 0; i < 3; i++)
+        passive[i] = measure_call(ep, lens[i]);
+    printf("ipc-round-trip: active 0w %lu 4w %lu 120w %lu; passive 0w %lu 4w %lu 120w %lu instructions\n",
+           active[0], active[1], active[2], passive[0], passive[1], passive[2]);
+    kt_threads_cleanup();
+}
