@@ -5,11 +5,13 @@
  * restart of every queued thread when the endpoint is deleted, bounded by
  * the number of queued threads. */
 #include <arch/context.h>
+#include <cspace.h>
 #include <endpoint.h>
 #include <fault.h>
 #include <invocation.h>
 #include <kernel.h>
 #include <notification.h>
+#include <objecttype.h>
 #include <queue.h>
 #include <thread.h>
 
@@ -52,22 +54,86 @@ static word_t copy_mrs(struct tcb *from, struct tcb *to, word_t n)
     return n;
 }
 
-/* seL4's doNormalTransfer. Cap transfer (k.2) is not implemented yet:
- * no caps move and extraCaps is 0, as for a sender without Grant. */
-static void do_normal_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
+/* IPC buffer words (abi.h): caps_or_badges[3], then the receive path. */
+#define BUF_CAPS 122
+#define BUF_RECEIVE_CNODE 125
+#define BUF_RECEIVE_INDEX 126
+#define BUF_RECEIVE_DEPTH 127
+
+/* seL4's getReceiveSlots: the empty slot the receiver named in its IPC
+ * buffer (receiveCNode looked up at 64 bits, then receiveIndex at
+ * receiveDepth in it), or NULL. */
+static cte_t *receive_slot(struct tcb *t, const word_t *rb)
+{
+    struct lookup_result r = lookup_cap_slot(t, rb[BUF_RECEIVE_CNODE]);
+    if (!r.slot)
+        return NULL;
+    cap_t root = r.slot->cap;
+    word_t depth = rb[BUF_RECEIVE_DEPTH];
+    if (cap_type(root) != CAP_CNODE || depth < 1 || depth > 64)
+        return NULL;
+    struct lookup_result d = lookup_slot_for_cnode_op(root, rb[BUF_RECEIVE_INDEX], depth);
+    if (!d.slot || !cap_is_null(d.slot->cap))
+        return NULL;
+    return d.slot;
+}
+
+/* seL4's lookupExtraCaps + transferCaps (behaviour.md k.2): the sender's
+ * extra caps, looked up now (a blocked sender's cptrs may have changed:
+ * any failure means no caps at all). Caps to `ep` are unwrapped into
+ * badges; the first other cap is derived into the receive slot; processing
+ * stops at the next one, or at a derive failure. Returns the received info's
+ * extraCaps | capsUnwrapped << 2. At most MSG_MAX_EXTRA_CAPS iterations. */
+static word_t transfer_caps(struct tcb *sender, word_t info, struct endpoint *ep, struct tcb *receiver)
+{
+    word_t *sb = ipc_buffer_kptr(sender);
+    word_t *rb = ipc_buffer_kptr(receiver);
+    word_t n = sb ? msginfo_extra_caps(info) : 0;
+    if (n == 0 || !rb)
+        return 0;
+    cte_t *slots[MSG_MAX_EXTRA_CAPS];
+    for (word_t i = 0; i < n; i++) {
+        struct lookup_result r = lookup_cap_slot(sender, sb[BUF_CAPS + i]);
+        if (!r.slot)
+            return 0;
+        slots[i] = r.slot;
+    }
+    cte_t *dest = receive_slot(receiver, rb);
+    word_t unwrapped = 0;
+    word_t i = 0;
+    for (; i < n; i++) {
+        cap_t c = slots[i]->cap;
+        if (ep && cap_type(c) == CAP_ENDPOINT && endpoint_from_cap(c) == ep) {
+            rb[BUF_CAPS + i] = cap_badge(c);
+            unwrapped |= 1ul << i;
+            continue;
+        }
+        if (!dest)
+            break;
+        struct derive_result d = derive_cap(slots[i], c);
+        if (d.status != ERR_NONE || cap_is_null(d.cap))
+            break;
+        cte_insert(d.cap, slots[i], dest);
+        dest = NULL; /* only the first non-unwrapped cap moves */
+    }
+    return i | (unwrapped << 2);
+}
+
+/* seL4's doNormalTransfer: caps only with grant. */
+static void do_normal_transfer(struct tcb *sender, struct endpoint *ep, word_t badge, bool grant,
+                               struct tcb *receiver)
 {
     word_t info = sender->ctx.x[REG_A1];
+    word_t caps = grant ? transfer_caps(sender, info, ep, receiver) : 0;
     word_t n = copy_mrs(sender, receiver, msginfo_length(info));
-    receiver->ctx.x[REG_A1] = msginfo_new(msginfo_label(info), 0, 0, n);
+    receiver->ctx.x[REG_A1] = msginfo_new(msginfo_label(info), caps >> 2, caps & 3, n);
     receiver->ctx.x[REG_A0] = badge;
 }
 
 void do_ipc_transfer(struct tcb *sender, struct endpoint *ep, word_t badge, bool grant, struct tcb *receiver)
 {
-    (void)ep;
-    (void)grant;
     if (sender->fault.type == FAULT_NULL)
-        do_normal_transfer(sender, badge, receiver);
+        do_normal_transfer(sender, ep, badge, grant, receiver);
     else
         fault_transfer(sender, badge, receiver);
 }

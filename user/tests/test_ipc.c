@@ -760,3 +760,164 @@ KTEST(ipc, report_round_trip_instructions)
            active[0], active[1], active[2], passive[0], passive[1], passive[2]);
     kt_threads_cleanup();
 }
+
+/* ---- cap transfer (k.2) -------------------------------------------------- */
+
+static kt_thread_t *cap_sender;
+static seL4_CPtr send_caps[3];
+
+/* Send label 1, no words, n extra caps (send_caps) on ep; then exit. */
+static void child_send_caps(seL4_Word ep, seL4_Word n, seL4_Word self)
+{
+    for (seL4_Word i = 0; i < n; i++)
+        cap_sender->ipc_buf[122 + i] = send_caps[i];
+    kt_regs_t r = {ep, (1ul << 12) | (n << 7), 0, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, r);
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+#define TAG_ENDPOINT 4
+#define TAG_NOTIFICATION 6
+
+/* The root receives on ep into a fresh receive slot; returns the slot. */
+static seL4_CPtr recv_caps(seL4_CPtr ep, seL4_MessageInfo_t *info)
+{
+    seL4_CPtr slot = kt_slot();
+    seL4_SetCapReceivePath(ROOT, slot, 64);
+    for (int i = 0; i < 3; i++)
+        seL4_GetIPCBuffer()->caps_or_badges[i] = 0xeeee;
+    *info = seL4_Recv(ep, NULL, make_reply());
+    return slot;
+}
+
+static void start_cap_sender(seL4_CPtr send_cap, seL4_Word n)
+{
+    cap_sender = kt_thread_new(150, true, true);
+    kt_thread_start(cap_sender, child_send_caps, send_cap, n, cap_sender->tcb);
+}
+
+KTEST(ipc, cap_transfer_with_grant_moves_the_first_cap)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr n1 = make_ntfn(), n2 = make_ntfn();
+    send_caps[0] = n1;
+    send_caps[1] = n2; /* too many: only the first non-endpoint cap moves */
+    start_cap_sender(ep, 2);
+    seL4_MessageInfo_t info;
+    seL4_CPtr slot = recv_caps(ep, &info);
+    KASSERT_EQ(seL4_MessageInfo_get_label(info), 1);
+    KASSERT_EQ(seL4_MessageInfo_get_extraCaps(info), 1);
+    KASSERT_EQ(seL4_MessageInfo_get_capsUnwrapped(info), 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(slot), TAG_NOTIFICATION);
+    KASSERT_EQ(flag, 1);
+    /* The received cap is a copy (a child of the sender's): revoking the
+     * original removes it. */
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, n1, 64), seL4_NoError);
+    KASSERT_EQ(seL4_DebugCapIdentify(slot), 0);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, cap_transfer_without_grant_moves_nothing)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    send_caps[0] = make_ntfn();
+    send_caps[1] = kt_mint(ep, all_rights(), 0x11);
+    start_cap_sender(kt_mint(ep, seL4_CapRights_new(1, 0, 1, 1), 0), 2);
+    seL4_MessageInfo_t info;
+    seL4_CPtr slot = recv_caps(ep, &info);
+    KASSERT_EQ(seL4_MessageInfo_get_extraCaps(info), 0);
+    KASSERT_EQ(seL4_MessageInfo_get_capsUnwrapped(info), 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(slot), 0);
+    KASSERT_EQ(seL4_GetBadge(1), 0xeeee);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, caps_to_the_receiving_endpoint_are_unwrapped_into_badges)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr other = make_ep();
+    send_caps[0] = kt_mint(ep, all_rights(), 0x11);
+    send_caps[1] = kt_mint(other, all_rights(), 0x33); /* another endpoint: transferred */
+    send_caps[2] = kt_mint(ep, all_rights(), 0x22);
+    start_cap_sender(ep, 3);
+    seL4_MessageInfo_t info;
+    seL4_CPtr slot = recv_caps(ep, &info);
+    KASSERT_EQ(seL4_MessageInfo_get_extraCaps(info), 3);
+    KASSERT_EQ(seL4_MessageInfo_get_capsUnwrapped(info), 5); /* caps 0 and 2 */
+    KASSERT_EQ(seL4_GetBadge(0), 0x11);
+    KASSERT_EQ(seL4_GetBadge(1), 0xeeee); /* not a badge: untouched */
+    KASSERT_EQ(seL4_GetBadge(2), 0x22);
+    KASSERT_EQ(seL4_DebugCapIdentify(slot), TAG_ENDPOINT);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, cap_transfer_stops_without_a_receive_slot_and_after_lookup_changes)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    /* The receive slot is occupied: no cap moves, unwrapping still works
+     * up to the first cap that would. */
+    send_caps[0] = kt_mint(ep, all_rights(), 0x44);
+    send_caps[1] = make_ntfn();
+    send_caps[2] = kt_mint(ep, all_rights(), 0x55);
+    start_cap_sender(ep, 3);
+    seL4_SetCapReceivePath(ROOT, send_caps[1], 64); /* occupied */
+    seL4_GetIPCBuffer()->caps_or_badges[2] = 0xeeee;
+    seL4_MessageInfo_t info = seL4_Recv(ep, NULL, make_reply());
+    KASSERT_EQ(seL4_MessageInfo_get_extraCaps(info), 1);
+    KASSERT_EQ(seL4_MessageInfo_get_capsUnwrapped(info), 1);
+    KASSERT_EQ(seL4_GetBadge(0), 0x44);
+    KASSERT_EQ(seL4_GetBadge(2), 0xeeee);
+    /* A blocked sender whose extra cap was deleted meanwhile: the message
+     * arrives without caps. */
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr gone = make_ntfn();
+    send_caps[0] = gone;
+    start_cap_sender(ep, 1);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, gone, 64), seL4_NoError);
+    seL4_CPtr slot = recv_caps(ep, &info);
+    KASSERT_EQ(seL4_MessageInfo_get_label(info), 1);
+    KASSERT_EQ(seL4_MessageInfo_get_extraCaps(info), 0);
+    KASSERT_EQ(seL4_DebugCapIdentify(slot), 0);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, invalid_extra_cptr_in_the_middle_is_a_cap_fault_for_send)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr fault_ep = make_ep();
+    send_caps[0] = make_ntfn();
+    send_caps[1] = 1ul << 63; /* fails the root CNode's guard */
+    send_caps[2] = make_ntfn();
+    cap_sender = kt_thread_new(150, true, true);
+    KASSERT_EQ(seL4_TCB_SetSpace(cap_sender->tcb, kt_mint(fault_ep, all_rights(), 0), ROOT, 0,
+                                 seL4_CapInitThreadVSpace, 0),
+               seL4_NoError);
+    kt_thread_start(cap_sender, child_send_caps, ep, 3, cap_sender->tcb);
+    seL4_MessageInfo_t info = seL4_Recv(fault_ep, NULL, make_reply());
+    KASSERT_EQ(seL4_MessageInfo_get_label(info), seL4_Fault_CapFault);
+    KASSERT_EQ(seL4_GetMR(1), 1ul << 63);
+    KASSERT_EQ(seL4_GetMR(2), 0);
+    /* Nothing was sent. */
+    kt_regs_t r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, make_reply()));
+    KASSERT_EQ(r.a0, 0);
+    KASSERT_EQ(r.a1, S1);
+    kt_threads_cleanup();
+}
