@@ -37,6 +37,10 @@ void endpoint_reorder(struct tcb *t);
 /* The last cap to ep is going: every queued thread restarts (re-executes
  * its system call), or becomes inactive if it was sending a fault. */
 void endpoint_finalise(struct endpoint *ep);
+/* CNode_CancelBadgedSends (badge != 0): queued senders with that badge
+ * restart. Returns true if it stopped at a pending interrupt (the
+ * invocation is re-executed; what was done stays done). */
+bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge);
 /* Message transfer from sender to receiver: the sender's message (or its
  * fault) with `badge` in the receiver's a0. ep: the endpoint it went
  * through (NULL for a reply), for unwrapping caps to it. */

@@ -7,6 +7,7 @@
  * (ERR_PREEMPTED); the system call is then restarted and continues from the
  * state the derivation tree records (kernel/kernel/cdt.c). */
 #include <cdt.h>
+#include <endpoint.h>
 #include <cspace.h>
 #include <invocation.h>
 #include <objecttype.h>
@@ -173,10 +174,12 @@ struct syscall_error decode_cnode_invocation(struct invocation *inv)
     case INV_CNODE_CANCEL_BADGED_SENDS:
         if (!has_cancel_send_rights(dest->cap))
             return error0(ERR_ILLEGAL_OPERATION);
-        /* IPC hook: with a non-zero badge this restarts every sender queued
-         * on the endpoint with that badge (behaviour.md k.5). Endpoints have
-         * no queues until the IPC work adds them, so it has nothing to do;
-         * badge 0 is a no-op in any case. */
+        /* A non-zero badge restarts every sender queued on the endpoint
+         * with that badge (behaviour.md k.5; endpoint.c, preemptible);
+         * badge 0 is a no-op. */
+        if (cap_badge(dest->cap) != 0 &&
+            endpoint_cancel_badged_sends(endpoint_from_cap(dest->cap), cap_badge(dest->cap)))
+            return preempted();
         return no_error();
     case INV_CNODE_ROTATE:
         return decode_rotate(inv, dest);

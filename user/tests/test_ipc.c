@@ -933,3 +933,43 @@ KTEST(ipc, invalid_extra_cptr_in_the_middle_is_a_cap_fault_for_send)
     KASSERT_EQ(r.a1, S1);
     kt_threads_cleanup();
 }
+
+/* ---- CancelBadgedSends (k.5) ------------------------------------------------ */
+
+KTEST(ipc, cancel_badged_sends_restarts_the_senders_with_that_badge)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    static const seL4_Word badge[3] = {1, 2, 1};
+    for (int i = 0; i < 3; i++) {
+        kt_thread_t *t = kt_thread_new(150, true, false);
+        kt_thread_start(t, child_send_id, kt_mint(ep, all_rights(), badge[i]), (seL4_Word)i + 1, t->tcb);
+    }
+    kt_root_prio(200); /* restarted senders must not run yet */
+    /* Badge 0 does nothing. */
+    KASSERT_EQ(seL4_CNode_CancelBadgedSends(ROOT, ep, 64), seL4_NoError);
+    /* Needs all four rights. */
+    seL4_CPtr weak = kt_mint(ep, seL4_CapRights_new(0, 1, 1, 1), 1);
+    KASSERT_EQ(seL4_CNode_CancelBadgedSends(ROOT, weak, 64), seL4_IllegalOperation);
+    seL4_CPtr b1 = kt_mint(ep, all_rights(), 1);
+    KASSERT_EQ(seL4_CNode_CancelBadgedSends(ROOT, b1, 64), seL4_NoError);
+    /* Only the badge-2 sender is still queued. */
+    kt_regs_t r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 2);
+    KASSERT_EQ(r.a2, 2);
+    r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a0, 0);
+    KASSERT_EQ(r.a1, S1);
+    /* The others re-execute their Send once they run. */
+    kt_root_prio(100);
+    for (int i = 0; i < 2; i++) {
+        r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+        KASSERT_EQ(r.a0, 1);
+        KASSERT_EQ(r.a2, i == 0 ? 1 : 3);
+    }
+    KASSERT_EQ(n_order, 3);
+    kt_threads_cleanup();
+}
