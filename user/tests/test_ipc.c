@@ -973,3 +973,82 @@ KTEST(ipc, cancel_badged_sends_restarts_the_senders_with_that_badge)
     KASSERT_EQ(n_order, 3);
     kt_threads_cleanup();
 }
+
+/* ---- deleting objects in the middle of a call --------------------------------- */
+
+/* Passive server `srv` took a call from client `cl` and now waits on its
+ * notification, holding the client's SC. */
+static void passive_call_in_progress(kt_thread_t **srv, kt_thread_t **cl, seL4_CPtr *reply)
+{
+    seL4_CPtr ep = make_ep();
+    *reply = make_reply();
+    *srv = kt_thread_new(150, true, false);
+    kt_thread_start(*srv, server_recv_then_wait, ep, *reply, make_ntfn());
+    make_passive(*srv);
+    *cl = kt_thread_new(140, true, false);
+    kt_thread_start(*cl, child_call, ep, 5, (*cl)->tcb);
+    KASSERT_EQ(n_got, 1);
+    KASSERT(!has_no_sc(*srv));
+}
+
+KTEST(ipc, deleting_the_waiting_client_leaves_the_sc_with_the_server)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    kt_thread_t *srv, *cl;
+    seL4_CPtr reply;
+    passive_call_in_progress(&srv, &cl, &reply);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, cl->tcb, 64), seL4_NoError);
+    KASSERT(!has_no_sc(srv)); /* the SC stays where it is */
+    /* A reply now reaches nobody. */
+    kt_regs_t rep = {reply, info(0, 0), 0, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, rep);
+    KASSERT(!has_no_sc(srv));
+    /* Cleanup must not touch the deleted TCB: forget it. */
+    cl->tcb = kt_make(seL4_TCBObject, 0);
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, deleting_the_lent_sc_leaves_the_client_waiting_for_its_reply)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    kt_thread_t *srv, *cl;
+    seL4_CPtr reply;
+    passive_call_in_progress(&srv, &cl, &reply);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, cl->sc, 64), seL4_NoError);
+    KASSERT(has_no_sc(srv));
+    /* The reply still arrives, but the client has no SC to run on until it
+     * is given one. */
+    kt_regs_t rep = {reply, info(3, 1), 0x42, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, rep);
+    kt_yield_n(3);
+    KASSERT_EQ(n_got, 1);
+    seL4_CPtr sc = kt_make_sc();
+    KASSERT_EQ(seL4_SchedContext_Bind(sc, cl->tcb), seL4_NoError);
+    KASSERT_EQ(n_got, 2);
+    KASSERT_EQ(got_at(1).a1, info(3, 1));
+    KASSERT_EQ(got_at(1).a2, 0x42);
+    cl->sc = sc;
+    kt_threads_cleanup();
+}
+
+KTEST(ipc, deleting_the_server_then_its_reply_returns_the_sc_to_the_client)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    kt_thread_t *srv, *cl;
+    seL4_CPtr reply;
+    passive_call_in_progress(&srv, &cl, &reply);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, srv->tcb, 64), seL4_NoError);
+    KASSERT(!sc_is_bound(cl->sc)); /* unbound, still on the call stack */
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, reply, 64), seL4_NoError);
+    KASSERT(sc_is_bound(cl->sc)); /* back with the client (inactive, no message) */
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(n_got, 1);
+    srv->tcb = kt_make(seL4_TCBObject, 0);
+    kt_threads_cleanup();
+}
