@@ -15,6 +15,7 @@
 #define KAIROS_ENDPOINT_H
 
 #include <arch/memory.h>
+#include <config.h>
 #include <object.h>
 
 static inline struct endpoint *endpoint_from_cap(cap_t c) { return (struct endpoint *)paddr_to_kptr(cap_obj(c)); }
@@ -45,6 +46,11 @@ bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge);
  * fault) with `badge` in the receiver's a0. ep: the endpoint it went
  * through (NULL for a reply), for unwrapping caps to it. */
 void do_ipc_transfer(struct tcb *sender, struct endpoint *ep, word_t badge, bool grant, struct tcb *receiver);
+
+#if CONFIG_INVARIANT_CHECKS
+/* Check flavour: what is wrong with the IPC state c's object is in, or NULL. */
+const char *ipc_invariant_violation(cap_t c);
+#endif
 
 /* ---- reply objects (reply.c) ---- */
 

@@ -15,6 +15,7 @@
 #include <arch/memory.h>
 #include <arch/vspace.h>
 #include <cdt.h>
+#include <endpoint.h>
 #include <invariants.h>
 #include <kernel.h>
 #include <objecttype.h>
@@ -159,6 +160,11 @@ void invariants_check(const char *when)
             check_links(when, s);
             {
                 const char *why = arch_cap_invariant_violation(s->cap);
+                if (why)
+                    violation(when, why, s);
+            }
+            {
+                const char *why = ipc_invariant_violation(s->cap); /* endpoint.c */
                 if (why)
                     violation(when, why, s);
             }

@@ -289,3 +289,76 @@ bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge)
     }
     return false;
 }
+
+#if CONFIG_INVARIANT_CHECKS
+/* Check flavour (invariants.c, for every cap after every system call): the
+ * IPC links an object's cap leads to are consistent. Walks are cut at
+ * WALK_LIMIT steps, so a corrupted (cyclic) queue is reported, not looped
+ * on. */
+#define WALK_LIMIT 100000ul
+const char *ipc_invariant_violation(cap_t c)
+{
+    switch (cap_type(c)) {
+    case CAP_ENDPOINT: {
+        struct endpoint *ep = endpoint_from_cap(c);
+        struct tcb *prev = NULL;
+        word_t steps = 0;
+        for (struct tcb *t = ep->queue.head; t; t = t->queue_next) {
+            if (++steps > WALK_LIMIT)
+                return "endpoint queue: a cycle";
+            if (t->queue_prev != prev)
+                return "endpoint queue: broken back link";
+            if (t->blocking_object != ep)
+                return "endpoint queue: a thread blocked on another object";
+            if (t->state != ep->queue.head->state ||
+                (t->state != THREAD_BLOCKED_ON_SEND && t->state != THREAD_BLOCKED_ON_RECEIVE))
+                return "endpoint queue: a thread neither all-send nor all-receive";
+            if (prev && prev->priority < t->priority)
+                return "endpoint queue: not in priority order";
+            prev = t;
+        }
+        if (ep->queue.tail != prev)
+            return "endpoint queue: wrong tail";
+        return NULL;
+    }
+    case CAP_REPLY: {
+        struct reply *r = reply_from_cap(c);
+        if (r->tcb) {
+            if (r->tcb->reply != r)
+                return "reply object: its thread does not point back";
+            if (r->tcb->state != THREAD_BLOCKED_ON_REPLY && r->tcb->state != THREAD_BLOCKED_ON_RECEIVE)
+                return "reply object: its thread is neither waiting for a reply nor receiving";
+        }
+        if (r->head_sc && ((struct reply *)r->head_sc->reply != r || r->next))
+            return "reply object: head of a call stack the SC does not point at";
+        if (r->prev && r->prev->next != r)
+            return "reply object: call stack back link broken";
+        if (r->next && r->next->prev != r)
+            return "reply object: call stack forward link broken";
+        return NULL;
+    }
+    case CAP_THREAD: {
+        struct tcb *t = tcb_from_paddr(cap_obj(c));
+        switch (t->state) {
+        case THREAD_BLOCKED_ON_REPLY:
+            if (!t->reply || t->reply->tcb != t)
+                return "thread waiting for a reply: its reply object does not name it";
+            return NULL;
+        case THREAD_BLOCKED_ON_SEND:
+        case THREAD_BLOCKED_ON_RECEIVE:
+            if (!t->blocking_object)
+                return "thread blocked on an endpoint: no endpoint";
+            if (t->state == THREAD_BLOCKED_ON_RECEIVE && t->reply && t->reply->tcb != t)
+                return "receiving thread: its reply object does not name it";
+            return NULL;
+        default:
+            if (t->reply)
+                return "thread not blocked in IPC still names a reply object";
+            return NULL;
+        }
+    }
+    default:
+        return NULL;
+    }
+}
+#endif

@@ -1052,3 +1052,129 @@ KTEST(ipc, deleting_the_server_then_its_reply_returns_the_sc_to_the_client)
     srv->tcb = kt_make(seL4_TCBObject, 0);
     kt_threads_cleanup();
 }
+
+/* ---- random IPC, donation and deletion under the invariant checker --------- */
+
+#define R_EPS 3
+#define R_REPLIES 4
+#define R_CHILDREN 4
+static seL4_CPtr r_ep[R_EPS], r_reply[R_REPLIES];
+static volatile seL4_Word r_ops[R_CHILDREN];
+
+static seL4_Word lcg(seL4_Word *s)
+{
+    *s = *s * 6364136223846793005ul + 1442695040888963407ul;
+    return *s >> 33;
+}
+
+/* A child doing random system calls on the shared endpoints and replies. */
+static void random_ipc_child(seL4_Word id, seL4_Word seed, seL4_Word unused)
+{
+    (void)unused;
+    seL4_Word s = seed;
+    for (;;) {
+        seL4_CPtr ep = r_ep[lcg(&s) % R_EPS];
+        seL4_CPtr rp = r_reply[lcg(&s) % R_REPLIES];
+        kt_regs_t r = {ep, info(lcg(&s) % 4, lcg(&s) % 5), id, 0, 0, 0, rp, r_ep[lcg(&s) % R_EPS]};
+        static const seL4_Word sys[] = {seL4_SysCall, seL4_SysSend, seL4_SysNBSend, seL4_SysRecv,
+                                        seL4_SysNBRecv, seL4_SysReplyRecv, seL4_SysWait, seL4_SysNBWait,
+                                        seL4_SysNBSendRecv, seL4_SysNBSendWait};
+        seL4_Word k = lcg(&s) % 10;
+        if (k == 5 || k == 8) /* ReplyRecv, NBSendRecv: reply to rp first / send to t0 */
+            r.a6 = rp;
+        if (k == 1 || k == 2) /* sometimes reply with Send on a reply cap */
+            r.a0 = (lcg(&s) & 1) ? rp : ep;
+        kt_syscall(sys[k], r);
+        r_ops[id]++;
+    }
+}
+
+KTEST(ipc, random_ipc_donation_and_deletion_keep_the_invariants)
+{
+    kt_threads_cleanup();
+    kt_root_prio(100);
+    for (int i = 0; i < R_EPS; i++)
+        r_ep[i] = make_ep();
+    for (int i = 0; i < R_REPLIES; i++)
+        r_reply[i] = make_reply();
+    kt_thread_t *c[R_CHILDREN];
+    for (int i = 0; i < R_CHILDREN; i++) {
+        r_ops[i] = 0;
+        c[i] = kt_thread_new(100, true, false);
+        kt_thread_start(c[i], random_ipc_child, (seL4_Word)i, 0x1234567ul * (seL4_Word)(i + 1), 0);
+    }
+    seL4_Word s = 0xfeed;
+    int deletes = 0, passives = 0;
+    for (int op = 0; op < 1500; op++) {
+        if (op % 8 == 0) {
+            /* Children stuck for good (made inactive by a cancelled call,
+             * a deleted reply, ...) or blocked restart their last call. */
+            for (int i = 0; i < R_CHILDREN; i++)
+                KASSERT_EQ(seL4_TCB_Resume(c[i]->tcb), seL4_NoError);
+        }
+        switch (lcg(&s) % 10) {
+        case 0: { /* delete and re-create an endpoint in the same slot */
+            int k = (int)(lcg(&s) % R_EPS);
+            /* Above the children, so that none sees the slot empty (the
+             * root's time slice may end in between). */
+            kt_root_prio(200);
+            KASSERT_EQ(seL4_CNode_Delete(ROOT, r_ep[k], 64), seL4_NoError);
+            seL4_CPtr fresh = make_ep();
+            KASSERT_EQ(seL4_CNode_Move(ROOT, r_ep[k], 64, ROOT, fresh, 64), seL4_NoError);
+            kt_root_prio(100);
+            deletes++;
+            break;
+        }
+        case 1: { /* the same for a reply object */
+            int k = (int)(lcg(&s) % R_REPLIES);
+            /* Above the children, so that none sees the slot empty (the
+             * root's time slice may end in between). */
+            kt_root_prio(200);
+            KASSERT_EQ(seL4_CNode_Delete(ROOT, r_reply[k], 64), seL4_NoError);
+            seL4_CPtr fresh = make_reply();
+            KASSERT_EQ(seL4_CNode_Move(ROOT, r_reply[k], 64, ROOT, fresh, 64), seL4_NoError);
+            kt_root_prio(100);
+            deletes++;
+            break;
+        }
+        case 2: { /* make a blocked child passive, or give its SC back */
+            kt_thread_t *t = c[lcg(&s) % R_CHILDREN];
+            if (seL4_SchedContext_UnbindObject(t->sc, t->tcb) == seL4_NoError)
+                passives++;
+            else
+                (void)seL4_SchedContext_Bind(t->sc, t->tcb);
+            break;
+        }
+        case 3: { /* suspend and resume (restarts whatever it was doing) */
+            kt_thread_t *t = c[lcg(&s) % R_CHILDREN];
+            KASSERT_EQ(seL4_TCB_Suspend(t->tcb), seL4_NoError);
+            KASSERT_EQ(seL4_TCB_Resume(t->tcb), seL4_NoError);
+            break;
+        }
+        case 4: { /* a priority change re-queues */
+            kt_thread_t *t = c[lcg(&s) % R_CHILDREN];
+            KASSERT_EQ(seL4_TCB_SetPriority(t->tcb, SELF, 95 + lcg(&s) % 10), seL4_NoError);
+            break;
+        }
+        case 5: /* wake a receiver */
+            seL4_NBSend(r_ep[lcg(&s) % R_EPS], seL4_MessageInfo_new(0, 0, 0, 0));
+            break;
+        case 6: /* take a sender (a caller then waits on one of the replies) */
+            (void)seL4_NBRecv(r_ep[lcg(&s) % R_EPS], NULL, r_reply[lcg(&s) % R_REPLIES]);
+            break;
+        case 7: /* reply through one of the reply objects */
+            seL4_Send(r_reply[lcg(&s) % R_REPLIES], seL4_MessageInfo_new(0, 0, 0, 1));
+            break;
+        default:
+            seL4_Yield();
+            break;
+        }
+    }
+    seL4_Word total = 0;
+    for (int i = 0; i < R_CHILDREN; i++)
+        total += r_ops[i];
+    printf("ipc-random: 1500 root operations (%d deletions, %d made passive), %lu child system calls\n", deletes,
+           passives, (unsigned long)total);
+    KASSERT(total > 20); /* children spend most of the run blocked or without an SC */
+    kt_threads_cleanup();
+}
