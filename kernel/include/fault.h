@@ -9,6 +9,12 @@
  * endpoint installed in its TCB; with no valid handler the kernel reports
  * the fault on the console and the thread becomes inactive (seL4). */
 void handle_fault(struct tcb *t, const struct fault *f);
+/* Does t get a timeout fault when its budget runs out (a valid timeout
+ * handler and a sporadic, non-round-robin SC; behaviour.md (h))? */
+bool timeout_fault_due(const struct tcb *t);
+/* Send t's timeout fault (t ran out of budget, or a reply returned an SC
+ * without ready budget); it blocks on its timeout handler. */
+void handle_timeout_fault(struct tcb *t);
 /* Write sender's pending fault as a message to receiver: a0 = badge,
  * a1 = info(fault type, length), MRs (behaviour.md (h)). */
 void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver);

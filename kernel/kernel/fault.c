@@ -7,7 +7,9 @@
 #include <fault.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <refill.h>
 #include <thread.h>
+#include <timer.h>
 
 static const char *fault_name(enum fault_label t)
 {
@@ -90,6 +92,32 @@ void handle_fault(struct tcb *t, const struct fault *f)
     thread_set_state(t, THREAD_INACTIVE);
 }
 
+bool timeout_fault_due(const struct tcb *t)
+{
+    return valid_handler(t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap) && t->sc && !refill_round_robin(t->sc);
+}
+
+void handle_timeout_fault(struct tcb *t)
+{
+    /* A running thread continues where it is (after its ecall if the
+     * system call was done) when the handler restarts it. */
+    if (t->state == THREAD_RUNNING)
+        t->ctx.fault_ip = t->ctx.pc;
+    struct fault f = {0};
+    f.type = FAULT_TIMEOUT;
+    f.ip = t->ctx.fault_ip;
+    t->fault = f;
+    /* Never donates (h): the handler runs on its own time. */
+    endpoint_send(t, t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap, true, false, false);
+}
+
+/* seL4_UserContext order: the registers a timeout-fault reply writes. */
+static const u8 user_context_regs[32] = {
+    0,      REG_RA, REG_SP, REG_GP, REG_S0, REG_S1, REG_S2,  REG_S3,  REG_S4, REG_S5, REG_S6,
+    REG_S7, REG_S8, REG_S9, REG_S10, REG_S11, REG_A0, REG_A1, REG_A2, REG_A3, REG_A4, REG_A5,
+    REG_A6, REG_A7, REG_T0, REG_T1, REG_T2, REG_T3, REG_T4, REG_T5, REG_T6, REG_TP,
+};
+
 void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
 {
     const struct fault *f = &sender->fault;
@@ -127,8 +155,21 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
         mr[3] = f->fsr;
         n = 4;
         break;
+    case FAULT_TIMEOUT:
+        /* The SC's badge and what it used since the last report (µs),
+         * which is then reset; 1 word if the thread lost its SC. */
+        if (sender->sc) {
+            mr[0] = sender->sc->badge;
+            mr[1] = ticks_to_us(sender->sc->consumed);
+            sender->sc->consumed = 0;
+            n = 2;
+        } else {
+            mr[0] = 0;
+            n = 1;
+        }
+        break;
     default:
-        break; /* timeout faults are not raised yet */
+        break;
     }
     /* Beyond MR3 the words need the handler's IPC buffer (h). */
     if (n > NUM_MSG_REGISTERS && !ipc_buffer_kptr(receiver))
@@ -167,6 +208,17 @@ bool fault_handle_reply(struct tcb *t, struct tcb *replier)
             t->ctx.fault_ip = get_mr(replier, 0);
         if (n > 1)
             t->ctx.x[REG_SP] = get_mr(replier, 1);
+        return label == 0;
+    }
+    case FAULT_TIMEOUT: {
+        word_t n = len < 32 ? len : 32;
+        for (word_t i = 0; i < n; i++) {
+            word_t v = get_mr(replier, i);
+            if (i == 0)
+                t->ctx.fault_ip = v;
+            else
+                t->ctx.x[user_context_regs[i]] = v;
+        }
         return label == 0;
     }
     default:

@@ -32,6 +32,7 @@
 #include <arch/machine.h>
 #include <arch/vspace.h>
 #include <endpoint.h>
+#include <fault.h>
 #include <kernel.h>
 #include <notification.h>
 #include <refill.h>
@@ -306,8 +307,12 @@ bool sched_entry(void)
     if (n->consumed > head && n->consumed - head > n->overrun_max)
         n->overrun_max = n->consumed - head;
     charge_current();
-    if (thread_is_schedulable(t) && !queued(t))
-        park(t);
+    if (thread_is_schedulable(t) && !queued(t)) {
+        if (timeout_fault_due(t))
+            handle_timeout_fault(t); /* to its timeout handler (fault.c) */
+        else
+            park(t);
+    }
     return false;
 }
 
@@ -480,7 +485,10 @@ static struct tcb *choose_thread(void)
         if (!sc_can_run(cur->sc, used)) {
             if (cur->sc == n->cur_sc)
                 charge_current();
-            park(cur);
+            if (timeout_fault_due(cur))
+                handle_timeout_fault(cur); /* to its timeout handler (fault.c) */
+            else
+                park(cur);
         } else {
             int best = highest_ready_priority();
             if (best < 0 || (u32)best <= cur->priority)

@@ -99,6 +99,7 @@ void do_reply_transfer(struct tcb *replier, struct reply *r, bool grant)
     /* Nobody waiting (or the object is held by a receiver): nothing (k.1). */
     if (!caller || caller->state != THREAD_BLOCKED_ON_REPLY)
         return;
+    bool was_timeout = caller->fault.type == FAULT_TIMEOUT;
     if (caller->fault.type == FAULT_NULL) {
         do_ipc_transfer(replier, NULL, 0, grant, caller);
         reply_remove(r, caller);
@@ -109,9 +110,14 @@ void do_reply_transfer(struct tcb *replier, struct reply *r, bool grant)
         caller->fault.type = FAULT_NULL;
         thread_set_state(caller, restart ? THREAD_RESTART : THREAD_INACTIVE);
     }
-    /* Ready now, or in the release queue until its SC's head refill is due
-     * (timeout faults for that case are not implemented yet). */
-    thread_schedule(caller);
+    /* Ready now, or in the release queue until its SC's head refill is
+     * due; a thread with a timeout handler gets a timeout fault instead of
+     * waiting (seL4's doReplyTransfer; not after a timeout fault). */
+    if (caller->sc && thread_is_runnable(caller) && !sc_released(caller->sc) && !was_timeout &&
+        timeout_fault_due(caller))
+        handle_timeout_fault(caller);
+    else
+        thread_schedule(caller);
 }
 
 void reply_finalise(struct reply *r)

@@ -339,3 +339,92 @@ KTEST(fault, passive_handler_runs_on_the_faulting_threads_sc)
     KASSERT_EQ(flag, 1);
     kt_threads_cleanup();
 }
+
+/* ---- timeout faults ----------------------------------------------------------- */
+
+static volatile seL4_Word spins;
+
+static void child_spin(seL4_Word unused0, seL4_Word unused1, seL4_Word unused2)
+{
+    (void)unused0;
+    (void)unused1;
+    (void)unused2;
+    for (;;)
+        spins++;
+}
+
+/* A child spinning on a sporadic SC (1 ms every 10 ms, badge 0x5c) whose
+ * timeout faults go to ep. */
+static kt_thread_t *timeout_child(seL4_CPtr ep, bool sporadic)
+{
+    kt_thread_t *t = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), t->sc, 1000, sporadic ? 10000 : 1000, 0, 0x5c,
+                                                sporadic ? seL4_SchedContext_Sporadic : 0),
+               seL4_NoError);
+    KASSERT_EQ(seL4_TCB_SetTimeoutEndpoint(t->tcb, kt_mint(ep, seL4_CapRights_new(0, 1, 0, 1), 0x70)),
+               seL4_NoError);
+    return t;
+}
+
+KTEST(fault, timeout_fault_on_budget_exhaustion_and_label_0_resumes)
+{
+    reset();
+    spins = 0;
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = timeout_child(ep, true);
+    kt_thread_start(c, child_spin, 0, 0, 0);
+    for (int round = 0; round < 2; round++) {
+        seL4_Word badge = 0;
+        seL4_MessageInfo_t m = seL4_Recv(ep, &badge, reply);
+        KASSERT_EQ(badge, 0x70);
+        KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
+        KASSERT_EQ(seL4_MessageInfo_get_length(m), 2);
+        KASSERT_EQ(seL4_GetMR(0), 0x5c);
+        KASSERT(seL4_GetMR(1) >= 900); /* about the 1 ms budget */
+        seL4_Word before = spins;
+        KASSERT(before > 0);
+        /* Label 0, no registers: it resumes where it was, next period. */
+        seL4_Send(reply, seL4_MessageInfo_new(0, 0, 0, 0));
+        if (round == 1) {
+            kt_yield_n(1);
+            KASSERT(spins >= before);
+        }
+    }
+    kt_threads_cleanup();
+}
+
+KTEST(fault, timeout_fault_reply_with_registers_and_round_robin_gets_none)
+{
+    reset();
+    spins = 0;
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = timeout_child(ep, true);
+    kt_thread_start(c, child_spin, 0, 0, 0);
+    seL4_MessageInfo_t m = seL4_Recv(ep, NULL, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
+    /* Reply label 1 with FaultIP = child_exit-like target: the thread
+     * stays inactive (registers written all the same). */
+    seL4_SetMR(0, 0x1234);
+    seL4_Send(reply, seL4_MessageInfo_new(1, 0, 0, 1));
+    seL4_Word s0 = spins;
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 140), seL4_NoError); /* below the child */
+    kt_yield_n(2);
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 100), seL4_NoError);
+    KASSERT_EQ(spins, s0);
+    KASSERT_EQ(read_regs(c->tcb).pc, 0x1234);
+    kt_threads_cleanup();
+    /* A round-robin SC never raises timeout faults: the root's NBRecv
+     * finds nothing after the child used several budgets. */
+    reset();
+    kt_thread_t *rr = timeout_child(ep, false);
+    KASSERT_EQ(seL4_TCB_SetPriority(rr->tcb, SELF, 100), seL4_NoError); /* shares the CPU with the root */
+    kt_thread_start(rr, child_spin, 0, 0, 0);
+    for (int i = 0; i < 5; i++)
+        seL4_Yield();
+    seL4_Word badge = 1;
+    (void)seL4_NBRecv(ep, &badge, reply);
+    KASSERT_EQ(badge, 0);
+    kt_threads_cleanup();
+}
