@@ -12,6 +12,7 @@
  * messages) unless a test says otherwise; children from framework/threads.h.
  */
 #include <ktest.h>
+#include <stdio.h>
 #include <threads.h>
 
 #define ROOT KT_ROOT
@@ -426,5 +427,43 @@ KTEST(fault, timeout_fault_reply_with_registers_and_round_robin_gets_none)
     seL4_Word badge = 1;
     (void)seL4_NBRecv(ep, &badge, reply);
     KASSERT_EQ(badge, 0);
+    kt_threads_cleanup();
+}
+
+/* ---- measurement ----------------------------------------------------------------- */
+
+static void child_unknown_loop(seL4_Word unused0, seL4_Word unused1, seL4_Word unused2)
+{
+    (void)unused0;
+    (void)unused1;
+    (void)unused2;
+    kt_regs_t in = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (;;)
+        kt_syscall((seL4_Word)-50, in);
+}
+
+/* A fault round trip: the handler's ReplyRecv resumes the thread after its
+ * ecall, which faults again at once and is delivered back (two kernel
+ * entries). Fewest instructions of 20; docs/ipc.md. */
+KTEST(fault, report_fault_round_trip_instructions)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_unknown_loop, 0, 0, 0);
+    seL4_MessageInfo_t m = seL4_Recv(ep, NULL, reply);
+    seL4_Word best = ~0ul;
+    for (int i = 0; i < 20; i++) {
+        KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_UnknownSyscall);
+        seL4_SetMR(0, seL4_GetMR(0) + 4);
+        seL4_Word t0, t1;
+        __asm__ volatile("rdinstret %0" : "=r"(t0));
+        m = seL4_ReplyRecv(ep, seL4_MessageInfo_new(0, 0, 0, 1), NULL, reply);
+        __asm__ volatile("rdinstret %0" : "=r"(t1));
+        if (t1 - t0 < best)
+            best = t1 - t0;
+    }
+    printf("fault-round-trip: %lu instructions (unknown syscall, handler ReplyRecv)\n", (unsigned long)best);
     kt_threads_cleanup();
 }
