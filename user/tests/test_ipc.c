@@ -1178,3 +1178,49 @@ KTEST(ipc, random_ipc_donation_and_deletion_keep_the_invariants)
     KASSERT(total > 20); /* children spend most of the run blocked or without an SC */
     kt_threads_cleanup();
 }
+
+/* ---- a passive server woken through its bound notification (k.4) ------------ */
+
+/* Recv on ep (with a bound notification): log, then Recv again for ever. */
+static void server_recv_loop(seL4_Word ep, seL4_Word reply, seL4_Word unused)
+{
+    (void)unused;
+    for (;;) {
+        log_regs(kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply)));
+        flag++;
+    }
+}
+
+KTEST(ipc, passive_server_woken_by_its_bound_notification_runs_on_its_sc)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr ntfn = make_ntfn();
+    seL4_CPtr nsc = kt_make_sc();
+    KASSERT_EQ(seL4_SchedContext_Bind(nsc, ntfn), seL4_NoError);
+    kt_thread_t *srv = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_TCB_BindNotification(srv->tcb, ntfn), seL4_NoError);
+    kt_thread_start(srv, server_recv_loop, ep, make_reply(), 0);
+    make_passive(srv);
+    KASSERT_EQ(flag, 0);
+    /* A signal wakes it from the endpoint receive on the notification's
+     * SC: a0 = the badge, nothing else written. */
+    seL4_Signal(kt_mint(ntfn, seL4_AllRights, 0x8));
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(got_at(0).a0, 0x8);
+    KASSERT_EQ(got_at(0).a1, S1);
+    /* Blocking in the receive again gave the SC back to the notification:
+     * the server has none, and the SC can serve the next signal. */
+    KASSERT(has_no_sc(srv));
+    seL4_Signal(kt_mint(ntfn, seL4_AllRights, 0x10));
+    KASSERT_EQ(flag, 2);
+    KASSERT_EQ(got_at(1).a0, 0x10);
+    /* A Call still lends the caller's SC as usual. */
+    kt_regs_t c = {ep, info(1, 1), 7, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysNBSend, c);
+    KASSERT_EQ(flag, 2); /* NBSend: delivered, but the server has no SC... */
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(nsc, ntfn), seL4_NoError);
+    kt_threads_cleanup();
+}
