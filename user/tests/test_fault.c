@@ -467,3 +467,72 @@ KTEST(fault, report_fault_round_trip_instructions)
     printf("fault-round-trip: %lu instructions (unknown syscall, handler ReplyRecv)\n", (unsigned long)best);
     kt_threads_cleanup();
 }
+
+/* ---- a timeout fault inside a passive server: the "extend" recipe -------------- */
+
+static volatile seL4_Word may_finish;
+static volatile seL4_Word client_got;
+
+/* Passive server: takes a request, works until told it may finish (far
+ * longer than the client's budget), replies MR0 + 1. */
+static void slow_server(seL4_Word ep, seL4_Word reply, seL4_Word unused)
+{
+    (void)unused;
+    kt_regs_t in = {ep, 0, 0, 0, 0, 0, reply, 0};
+    kt_regs_t r = kt_syscall(seL4_SysRecv, in);
+    for (;;) {
+        while (!may_finish)
+            spins++;
+        kt_regs_t out = {ep, info(0, 1), r.a2 + 1, 0, 0, 0, reply, 0};
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+static void timed_client(seL4_Word ep, seL4_Word x, seL4_Word self)
+{
+    kt_regs_t in = {ep, info(0, 1), x, 0, 0, 0, 0, 0};
+    client_got = kt_syscall(seL4_SysCall, in).a2;
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+KTEST(fault, timeout_in_a_passive_server_extend_recipe)
+{
+    reset();
+    spins = 0;
+    may_finish = 0;
+    client_got = 0;
+    seL4_CPtr ep1 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr ep2 = kt_make(seL4_EndpointObject, 0); /* timeout faults, to the root (T) */
+    seL4_CPtr r2 = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *s = kt_thread_new(160, true, false);
+    KASSERT_EQ(seL4_TCB_SetTimeoutEndpoint(s->tcb, kt_mint(ep2, seL4_CapRights_new(0, 1, 0, 1), 0x5)),
+               seL4_NoError);
+    kt_thread_start(s, slow_server, ep1, kt_make(seL4_ReplyObject, 0), 0);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError); /* passive */
+    /* The client: a sporadic SC of 1 ms every 100 ms, badge 0xc1. */
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 1000, 100000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    kt_thread_start(c, timed_client, ep1, 41, c->tcb);
+    /* The server runs out of the client's budget: T gets its timeout fault,
+     * with the client SC's badge (the SC it ran on). */
+    seL4_Word badge = 0;
+    seL4_MessageInfo_t m = seL4_Recv(ep2, &badge, r2);
+    KASSERT_EQ(badge, 0x5);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
+    KASSERT_EQ(seL4_GetMR(0), 0xc1);
+    KASSERT(spins > 0);
+    KASSERT_EQ(flag, 0);
+    /* Extend: a bigger budget for the client's SC, then resume the server. */
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 50000, 100000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    may_finish = 1;
+    seL4_Send(r2, seL4_MessageInfo_new(0, 0, 0, 0));
+    /* The server finished on the client's (extended) SC and replied. */
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(client_got, 42);
+    kt_threads_cleanup();
+}
