@@ -536,3 +536,56 @@ KTEST(fault, timeout_in_a_passive_server_extend_recipe)
     KASSERT_EQ(client_got, 42);
     kt_threads_cleanup();
 }
+
+/* ---- the "kill" recipe: suspend the client, roll the server back --------------- */
+
+KTEST(fault, timeout_in_a_passive_server_kill_recipe)
+{
+    reset();
+    spins = 0;
+    may_finish = 0;
+    client_got = 0;
+    seL4_CPtr ep1 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr ep2 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr r2 = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *s = kt_thread_new(160, true, false);
+    KASSERT_EQ(seL4_TCB_SetTimeoutEndpoint(s->tcb, kt_mint(ep2, seL4_CapRights_new(0, 1, 0, 1), 0x5)),
+               seL4_NoError);
+    kt_thread_start(s, slow_server, ep1, kt_make(seL4_ReplyObject, 0), 0);
+    /* Checkpoint: the server blocked in its first receive (restart pc = the
+     * ecall, argument registers as they were). */
+    seL4_UserContext checkpoint = read_regs(s->tcb);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError);
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 1000, 100000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    kt_thread_start(c, timed_client, ep1, 41, c->tcb);
+    seL4_MessageInfo_t m = seL4_Recv(ep2, NULL, r2);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
+    /* Kill: suspend the client (it leaves the call stack; its SC stays with
+     * the server), take the SC from the server, give the server its own SC
+     * for the way back, and restart it at the checkpoint through the fault
+     * reply (32 registers, seL4_UserContext order). */
+    KASSERT_EQ(seL4_TCB_Suspend(c->tcb), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(c->sc, s->tcb), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(s->sc, s->tcb), seL4_NoError);
+    const seL4_Word *w = (const seL4_Word *)&checkpoint;
+    for (int i = 0; i < 32; i++)
+        seL4_SetMR(i, w[i]);
+    seL4_Send(r2, seL4_MessageInfo_new(0, 0, 0, 32));
+    /* The server is back in its receive: passive again. */
+    KASSERT_EQ(read_regs(s->tcb).pc, checkpoint.pc);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError);
+    KASSERT_EQ(flag, 0); /* the killed client never got a reply */
+    /* It serves the next client. */
+    may_finish = 1;
+    KASSERT_EQ(seL4_SchedContext_Bind(c->sc, c->tcb), seL4_NoError);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 20000, 100000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    kt_thread_start(c, timed_client, ep1, 99, c->tcb);
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(client_got, 100);
+    kt_threads_cleanup();
+}
