@@ -589,3 +589,53 @@ KTEST(fault, timeout_in_a_passive_server_kill_recipe)
     KASSERT_EQ(client_got, 100);
     kt_threads_cleanup();
 }
+
+/* ---- the "emergency budget" recipe ------------------------------------------------ */
+
+KTEST(fault, timeout_in_a_passive_server_emergency_recipe)
+{
+    reset();
+    spins = 0;
+    may_finish = 0;
+    client_got = 0;
+    seL4_CPtr ep1 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr ep2 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr r2 = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *s = kt_thread_new(160, true, false);
+    KASSERT_EQ(seL4_TCB_SetTimeoutEndpoint(s->tcb, kt_mint(ep2, seL4_CapRights_new(0, 1, 0, 1), 0x5)),
+               seL4_NoError);
+    kt_thread_start(s, slow_server, ep1, kt_make(seL4_ReplyObject, 0), 0);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError);
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 1000, 100000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    kt_thread_start(c, timed_client, ep1, 7, c->tcb);
+    seL4_MessageInfo_t m = seL4_Recv(ep2, NULL, r2);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
+    /* Emergency: the client's SC off the server, an emergency SC (the
+     * server's own, round robin) on, resume the server. */
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(c->sc, s->tcb), seL4_NoError);
+    KASSERT_EQ(seL4_SchedContext_Bind(s->sc, s->tcb), seL4_NoError);
+    may_finish = 1;
+    seL4_Send(r2, seL4_MessageInfo_new(0, 0, 0, 0));
+    /* The server finished on the emergency SC and replied; the reply
+     * returned the client's SC (still on the call stack) to the client,
+     * which runs once its budget is back. */
+    KASSERT(!flag || client_got == 8);
+    /* Make the server passive again (it is back in its receive). */
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError);
+    /* The client's SC came back to it: binding it elsewhere fails. */
+    KASSERT_EQ(seL4_SchedContext_Bind(c->sc, s->tcb), seL4_IllegalOperation);
+    /* Give it budget now rather than at its next refill in 100 ms: a
+     * runnable thread's SC keeps its refills when reconfigured, so suspend
+     * it first (it resumes after its Call, with the reply). */
+    KASSERT_EQ(seL4_TCB_Suspend(c->tcb), seL4_NoError);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 20000, 100000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    KASSERT_EQ(seL4_TCB_Resume(c->tcb), seL4_NoError);
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(client_got, 8);
+    kt_threads_cleanup();
+}
