@@ -200,13 +200,6 @@ static seL4_Word consumed(seL4_CPtr sc)
 }
 
 #ifdef CONFIG_DEBUG_BUILD
-static unsigned long kcounter(unsigned long id)
-{
-    register unsigned long a0 __asm__("a0") = id;
-    register long a7 __asm__("a7") = -100;
-    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
-    return a0;
-}
 #endif
 
 int main(void)
@@ -287,8 +280,8 @@ int main(void)
 #ifdef CONFIG_DEBUG_BUILD
     printf("demo: kernel: timer reprograms %lu (last %lu instructions), SC switches %lu (last %lu, longest %lu "
            "instructions), longest overrun %lu ticks, Sstc %s\n",
-           kcounter(16), kcounter(17), kcounter(18), kcounter(19), kcounter(20), kcounter(22),
-           kcounter(21) ? "yes" : "no");
+           kairos_debug_counter(16), kairos_debug_counter(17), kairos_debug_counter(18), kairos_debug_counter(19), kairos_debug_counter(20), kairos_debug_counter(22),
+           kairos_debug_counter(21) ? "yes" : "no");
 #endif
     seL4_TCB_Suspend(greedy.tcb);
     seL4_TCB_Suspend(critical.tcb);

@@ -39,17 +39,8 @@ enum { LF_INVALID_ROOT = 1, LF_MISSING_CAP = 2, LF_DEPTH_MISMATCH = 3, LF_GUARD_
 #define ROOT seL4_CapInitThreadCNode
 #define D 64 /* depth of a root-CNode slot number */
 
-/* Kairos debug system call: read a kernel counter (debug builds). */
-#define SYS_KAIROS_DEBUG_COUNTER (-100)
+/* Kernel counter ids (docs/kernel.md), read with kairos_debug_counter(). */
 #define COUNTER_PREEMPTION_RESTARTS 0
-
-static seL4_Word debug_counter(seL4_Word id)
-{
-    register seL4_Word a0 __asm__("a0") = id;
-    register seL4_Word a7 __asm__("a7") = (seL4_Word)SYS_KAIROS_DEBUG_COUNTER;
-    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
-    return a0;
-}
 
 static seL4_Word ident(seL4_CPtr s) { return seL4_DebugCapIdentify(s); }
 
@@ -1014,9 +1005,9 @@ KTEST(cnode, long_delete_preempted)
     for (seL4_Word i = 0; i < (1ul << BIG); i += (1ul << BIG) / 32)
         KASSERT_EQ(seL4_CNode_Copy(c, i, BIG, ROOT, ep, D, seL4_AllRights), seL4_NoError);
     KASSERT_EQ(seL4_CNode_Copy(c, (1ul << BIG) - 1, BIG, ROOT, ep, D, seL4_AllRights), seL4_NoError);
-    seL4_Word before = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
     KASSERT_EQ(del(c), seL4_NoError);
-    seL4_Word after = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word after = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
     KASSERT_MSG(after > before, "delete of a 2^%d-slot CNode was never preempted", BIG);
     printf("ktest: cnode/long_delete_preempted: %lu restarts\n", (unsigned long)(after - before));
     KASSERT_EQ(ident(c), TAG_NULL);
@@ -1045,9 +1036,9 @@ KTEST(cnode, long_revoke_preempted)
         KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_EndpointObject, 0, c2, 0, 0, k * 256, 256), seL4_NoError);
     for (seL4_Word i = 0; i < 1024; i += 32)
         KASSERT_EQ(seL4_CNode_Copy(c, i * 256, BIG, c2, i, 12, seL4_AllRights), seL4_NoError);
-    seL4_Word before = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
     KASSERT_EQ(revoke(ut), seL4_NoError);
-    seL4_Word after = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word after = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
     KASSERT_MSG(after > before, "revoke was never preempted");
     printf("ktest: cnode/long_revoke_preempted: %lu restarts\n", (unsigned long)(after - before));
     KASSERT_EQ(ident(c), TAG_NULL);

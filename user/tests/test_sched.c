@@ -108,14 +108,6 @@ static bool exact_time(void)
     return kairos_arg_get(kairos_bootargs(), "icount", v, sizeof(v)) && v[0] == '1';
 }
 
-static unsigned long kcounter(unsigned long id)
-{
-    register unsigned long a0 __asm__("a0") = id;
-    register long a7 __asm__("a7") = -100;
-    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
-    return a0;
-}
-
 /* ---- raw ConfigureFlags with the reply's label, length and MRs ------ */
 
 typedef struct {
@@ -713,10 +705,10 @@ KTEST(sched, report_measurements)
     for (int i = 0; i < 4; i++)
         seL4_Yield();
     s_reset();
-    unsigned long reprograms = kcounter(16), switches = kcounter(18);
+    unsigned long reprograms = kairos_debug_counter(16), switches = kairos_debug_counter(18);
     printf("sched-counters: timer-reprograms %lu reprogram-instret %lu sc-switches %lu sc-switch-instret %lu "
            "sc-switch-max-instret %lu sstc %lu overrun-max-ticks %lu\n",
-           reprograms, kcounter(17), switches, kcounter(19), kcounter(20), kcounter(21), kcounter(22));
+           reprograms, kairos_debug_counter(17), switches, kairos_debug_counter(19), kairos_debug_counter(20), kairos_debug_counter(21), kairos_debug_counter(22));
     KASSERT(reprograms > 0);
     KASSERT(switches > 0);
 }

@@ -249,14 +249,6 @@ static void make_full(seL4_CPtr ut)
     KASSERT_EQ(seL4_CNode_Delete(ROOT, c, 64), seL4_NoError);
 }
 
-/* Kairos debug system call: a7 = -100, a0 = counter id -> a0 = value. */
-static seL4_Word debug_counter(seL4_Word id)
-{
-    register seL4_Word a0 __asm__("a0") = id;
-    register seL4_Word a7 __asm__("a7") = (seL4_Word)-100;
-    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
-    return a0;
-}
 #define COUNTER_PREEMPTION_RESTARTS 0
 
 /* ================================================================== */
@@ -964,9 +956,9 @@ KTEST(untyped, reset_of_a_big_untyped_is_preempted)
     seL4_CPtr ut = ut_slot(i);
     make_full(ut); /* in case an earlier suite used it: all of it gets zeroed */
     seL4_CPtr s = alloc_slot();
-    seL4_Word before = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
     EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
-    seL4_Word after = debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word after = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
     KASSERT_MSG(after > before, "no preemption restart while zeroing 2^%lu bytes", (unsigned long)bits);
     KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
     /* Completed correctly: the endpoint is at the base, the rest is free. */

@@ -4,22 +4,14 @@
 #include <ktest.h>
 #include <stdio.h>
 
-static unsigned long kairos_counter(unsigned long id)
-{
-    register unsigned long a0 __asm__("a0") = id;
-    register long a7 __asm__("a7") = -100;
-    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
-    return a0;
-}
-
 KTEST(zz_report, kernel_counters)
 {
-    unsigned long entries = kairos_counter(1);
+    unsigned long entries = kairos_debug_counter(1);
     printf("kernel-counters: entries %lu preemption-restarts %lu longest-entry %lu longest-syscall %ld "
            "invariant-checks %lu longest-whole-entry %lu longest-entry-label %lu\n",
-           entries, kairos_counter(0), kairos_counter(2), (long)kairos_counter(3), kairos_counter(4),
-           kairos_counter(5), kairos_counter(6));
+           entries, kairos_debug_counter(0), kairos_debug_counter(2), (long)kairos_debug_counter(3), kairos_debug_counter(4),
+           kairos_debug_counter(5), kairos_debug_counter(6));
     /* The check flavour counts every entry and checks after every call. */
     KASSERT(entries > 0);
-    KASSERT(kairos_counter(4) > 0);
+    KASSERT(kairos_debug_counter(4) > 0);
 }

@@ -28,6 +28,13 @@ __attribute__((noreturn)) void kairos_suspend_self(void);
  * its own line, then seL4_DebugHalt().  Never returns. */
 __attribute__((noreturn)) void kairos_exit(bool pass, const char *reason);
 
+/* ---- Kairos kernel counters (debug builds only) ----------------------- */
+
+/* Read one of the kernel's debug counters with Kairos's debug-only system
+ * call (a7 = -100, a0 = counter id, value returned in a0; docs/kernel.md).
+ * An seL4 kernel would treat the call as an unknown system call. */
+seL4_Word kairos_debug_counter(seL4_Word id);
+
 /* ---- console (seL4_DebugPutChar) ------------------------------------ */
 
 void kairos_putchar(char c);
