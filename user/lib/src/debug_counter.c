@@ -1,4 +1,5 @@
-/* Kairos's debug-only counter system call (docs/kernel.md). */
+/* Kairos's debug-only system calls: counters and the fastpath switch
+ * (docs/kernel.md). */
 #include <kairos/kairos.h>
 
 seL4_Word kairos_debug_counter(seL4_Word id)
@@ -7,4 +8,12 @@ seL4_Word kairos_debug_counter(seL4_Word id)
     register seL4_Word a7 __asm__("a7") = (seL4_Word)-100;
     __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
     return a0;
+}
+
+bool kairos_debug_set_fastpath(bool on)
+{
+    register seL4_Word a0 __asm__("a0") = on;
+    register seL4_Word a7 __asm__("a7") = (seL4_Word)-101;
+    __asm__ volatile("ecall" : "+r"(a0) : "r"(a7) : "memory");
+    return a0 != 0;
 }

@@ -35,6 +35,16 @@ __attribute__((noreturn)) void kairos_exit(bool pass, const char *reason);
  * An seL4 kernel would treat the call as an unknown system call. */
 seL4_Word kairos_debug_counter(seL4_Word id);
 
+/* Counter ids (kernel/include/preemption.h enum debug_counter). */
+#define KAIROS_COUNTER_FASTPATH_CALL 7        /* Calls that took the fastpath */
+#define KAIROS_COUNTER_FASTPATH_REPLY_RECV 8  /* ReplyRecvs that took the fastpath */
+
+/* Turn the IPC fastpath on (true) or off (false) for every later system
+ * call; returns whether it was on. Debug builds only (a7 = -101); an seL4
+ * kernel would treat it as an unknown system call. The boot argument
+ * "fastpath=off" starts the kernel with it off (docs/ipc.md "Fastpath"). */
+bool kairos_debug_set_fastpath(bool on);
+
 /* ---- console (seL4_DebugPutChar) ------------------------------------ */
 
 void kairos_putchar(char c);
