@@ -59,6 +59,10 @@ void machine_init_traps(void)
     /* Interrupts stay masked in the kernel (sstatus.SIE = 0); these enables
      * decide which ones become pending and are taken in user mode. */
     csr_write(sie, SIE_STIE | SIE_SEIE);
+    /* User mode may read cycle, time and instret (rdcycle, rdtime,
+     * rdinstret): benchmarks and user-level schedulers time themselves
+     * without a system call. */
+    csr_write(scounteren, 7);
 }
 
 void machine_init_timer(const struct fdt_info *fdt)
