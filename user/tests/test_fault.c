@@ -639,3 +639,252 @@ KTEST(fault, timeout_in_a_passive_server_emergency_recipe)
     KASSERT_EQ(client_got, 8);
     kt_threads_cleanup();
 }
+
+/* ---- the "rollback" and "error" recipes ---------------------------------------- */
+
+/* mcs-kernel.md §6 "Timeout-handling recipes": handler T (the root) waits
+ * on E2, passive server S serves on E1. S is transactional: a request
+ * (MR0 = x, MR1 = n) adds x + i for i = 0 .. n-1, one block at a time; each
+ * block is computed into the dirty buffer and a single store makes it the
+ * clean one, so one of the two is always consistent. Its reply is MR0 =
+ * blocks done, MR1 = the sum. Everything S keeps between requests is in
+ * rb_srv (its globals) and its stack. */
+#define RB_READY 0x7ead /* label of S's "initialised, waiting on E1" message to T */
+#define RB_PARTIAL 1    /* T's reply after a rollback: MR0, MR1 = the last clean state */
+#define RB_ERROR 2      /* T's reply in the "error" recipe: no data */
+#define RB_CORRUPT 3    /* S's reply when it finds a request half done */
+#define RB_X 1000
+#define RB_STACK_WORDS 256
+
+struct rb_state {
+    seL4_Word done, sum;
+};
+struct rb_globals {
+    struct rb_state buf[2];
+    volatile seL4_Word clean; /* index of the clean buffer */
+    volatile seL4_Word busy;  /* a request in progress */
+    seL4_Word served;         /* requests answered */
+};
+static struct rb_globals rb_srv;
+static volatile seL4_Word rb_inits; /* (the test's) times S ran its initialisation */
+static seL4_CPtr rb_done;           /* clients signal it when they have their answer */
+static volatile seL4_Word rb_label, rb_len, rb_mr0, rb_mr1;
+
+static seL4_Word rb_sum(seL4_Word x, seL4_Word n) { return n * x + n * (n - 1) / 2; }
+
+static void rb_server(seL4_Word e1, seL4_Word e2, seL4_Word reply)
+{
+    volatile seL4_Word in_request = 0; /* on S's stack: a request in progress */
+    rb_inits++;
+    /* Passive-server init protocol: tell T we are ready (the send phase to
+     * E2) and wait on E1; T takes its checkpoint while S waits here. */
+    kt_regs_t ready = {e1, info(RB_READY, 0), 0, 0, 0, 0, reply, e2};
+    kt_regs_t r = kt_syscall(seL4_SysNBSendRecv, ready);
+    for (;;) {
+        seL4_Word x = r.a2, n = r.a3;
+        kt_regs_t out = {e1, info(RB_CORRUPT, 0), 0, 0, 0, 0, reply, 0};
+        if (!rb_srv.busy && !in_request) {
+            rb_srv.busy = 1;
+            in_request = 1;
+            rb_srv.buf[rb_srv.clean] = (struct rb_state){0, 0};
+            for (seL4_Word i = 0; i < n; i++) {
+                const struct rb_state *c = &rb_srv.buf[rb_srv.clean];
+                struct rb_state *d = &rb_srv.buf[1 - rb_srv.clean];
+                for (int k = 0; k < 200; k++) /* the block's work */
+                    spins++;
+                d->done = c->done + 1;
+                d->sum = c->sum + x + c->done;
+                rb_srv.clean = 1 - rb_srv.clean; /* commit */
+            }
+            const struct rb_state *c = &rb_srv.buf[rb_srv.clean];
+            rb_srv.busy = 0;
+            in_request = 0;
+            rb_srv.served++;
+            out = (kt_regs_t){e1, info(0, 2), c->done, c->sum, 0, 0, reply, 0};
+        }
+        r = kt_syscall(seL4_SysReplyRecv, out);
+    }
+}
+
+/* Calls S with (RB_X, n), keeps the answer, signals rb_done, stops. */
+static void rb_client(seL4_Word e1, seL4_Word n, seL4_Word self)
+{
+    kt_regs_t in = {e1, info(0, 2), RB_X, n, 0, 0, 0, 0};
+    kt_regs_t r = kt_syscall(seL4_SysCall, in);
+    rb_label = r.a1 >> 12;
+    rb_len = r.a1 & 0x7f;
+    rb_mr0 = r.a2;
+    rb_mr1 = r.a3;
+    flag = 1;
+    kt_regs_t sig = {rb_done, 0, 0, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, sig);
+    kt_thread_exit(self);
+}
+
+/* Is t (blocked) without an SC? Binding a spare SC succeeds only then (and
+ * is undone). Is sc bound to some thread? Binding it to a spare TCB fails
+ * then. */
+static seL4_CPtr rb_spare_sc, rb_spare_tcb;
+static bool rb_has_no_sc(kt_thread_t *t)
+{
+    if (seL4_SchedContext_Bind(rb_spare_sc, t->tcb) != seL4_NoError)
+        return false;
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(rb_spare_sc, t->tcb), seL4_NoError);
+    return true;
+}
+static bool rb_sc_is_bound(seL4_CPtr sc)
+{
+    if (seL4_SchedContext_Bind(sc, rb_spare_tcb) != seL4_NoError)
+        return true;
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(sc, rb_spare_tcb), seL4_NoError);
+    return false;
+}
+
+static void rb_send_registers(const seL4_UserContext *regs)
+{
+    const seL4_Word *w = (const seL4_Word *)regs;
+    for (int i = 0; i < 32; i++)
+        seL4_SetMR(i, w[i]);
+}
+
+/* Both recipes. rollback: S goes back to the checkpoint taken in its
+ * NBSendRecv and the client gets the last clean state; otherwise ("error")
+ * S starts again from its initial state and the client gets RB_ERROR. */
+static void timeout_recipe_rollback_or_error(bool rollback)
+{
+    reset();
+    spins = 0;
+    rb_inits = 0;
+    rb_label = rb_len = rb_mr0 = rb_mr1 = 0;
+    rb_srv = (struct rb_globals){0};
+    rb_spare_sc = kt_make_sc();
+    rb_spare_tcb = kt_make(seL4_TCBObject, 0);
+    rb_done = kt_make(seL4_NotificationObject, 0);
+    seL4_CPtr e1 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr e2 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr r2 = kt_make(seL4_ReplyObject, 0);     /* T's: S's faults */
+    seL4_CPtr s_reply = kt_make(seL4_ReplyObject, 0); /* S's: its clients; T holds it too */
+    /* T and S above every client, T above S (the init handshake). */
+    kt_root_prio(170);
+    kt_thread_t *s = kt_thread_new(160, true, false);
+    KASSERT_EQ(seL4_TCB_SetTimeoutEndpoint(s->tcb, kt_mint(e2, seL4_CapRights_new(0, 1, 0, 1), 0x5)),
+               seL4_NoError);
+    seL4_CPtr s_e2 = kt_mint(e2, seL4_CapRights_new(0, 0, 0, 1), 0xe2); /* S's "ready" messages */
+    kt_thread_start(s, rb_server, e1, s_e2, s_reply);
+    /* S's initial state: the registers it starts with, its globals. */
+    seL4_UserContext initial = read_regs(s->tcb);
+    const struct rb_globals initial_globals = rb_srv;
+    /* Init protocol: S runs on its own SC, NBSendRecv tells T it is ready
+     * and blocks on E1. Checkpoint: registers (restart pc = that ecall),
+     * the stack in use, the globals. Then S becomes passive. */
+    seL4_Word badge = 0;
+    seL4_MessageInfo_t m = seL4_Recv(e2, &badge, r2);
+    KASSERT_EQ(badge, 0xe2);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), RB_READY);
+    KASSERT_EQ(rb_inits, 1);
+    seL4_UserContext checkpoint = read_regs(s->tcb);
+    KASSERT(checkpoint.sp < initial.sp && initial.sp - checkpoint.sp <= RB_STACK_WORDS * sizeof(seL4_Word));
+    seL4_Word stack_words = (initial.sp - checkpoint.sp) / sizeof(seL4_Word);
+    static seL4_Word stack_copy[RB_STACK_WORDS];
+    const seL4_Word *stack = (const seL4_Word *)checkpoint.sp;
+    for (seL4_Word i = 0; i < stack_words; i++)
+        stack_copy[i] = stack[i];
+    const struct rb_globals checkpoint_globals = rb_srv;
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError);
+    KASSERT(rb_has_no_sc(s));
+
+    /* A client whose request needs far more than its budget (2 ms every
+     * 10 ms, sporadic, badge 0xc1). */
+    kt_thread_t *c = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c->sc, 2000, 10000, 0, 0xc1,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    kt_thread_start(c, rb_client, e1, 1ul << 40, c->tcb);
+    /* 1. The timeout fault of S, on the client's SC, reaches T. */
+    m = seL4_Recv(e2, &badge, r2);
+    KASSERT_EQ(badge, 0x5);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
+    KASSERT_EQ(seL4_GetMR(0), 0xc1);
+    KASSERT_EQ(flag, 0);
+    KASSERT_EQ(rb_srv.busy, 1); /* caught in the middle of the request */
+    const struct rb_state clean = rb_srv.buf[rb_srv.clean];
+    KASSERT(clean.done >= 1); /* it got somewhere on the client's budget ... */
+    KASSERT_EQ(clean.sum, rb_sum(RB_X, clean.done)); /* ... and the clean state is consistent */
+    /* 2. T answers the client through S's reply object: the last clean
+     * state (rollback) or an error. The reply pops the call stack and
+     * returns the client's SC. */
+    if (rollback) {
+        seL4_SetMR(0, clean.done);
+        seL4_SetMR(1, clean.sum);
+        seL4_Send(s_reply, seL4_MessageInfo_new(RB_PARTIAL, 0, 0, 2));
+    } else {
+        seL4_Send(s_reply, seL4_MessageInfo_new(RB_ERROR, 0, 0, 0));
+    }
+    KASSERT(rb_has_no_sc(s));      /* S, still blocked on its fault, has no SC now */
+    KASSERT(!rb_has_no_sc(c));     /* the client has one ... */
+    KASSERT(rb_sc_is_bound(c->sc)); /* ... and its SC is bound: to the client */
+    /* 3. Restore S: the checkpoint (globals, the stack in use, registers)
+     * or its initial state (globals, registers at its entry). */
+    if (rollback) {
+        rb_srv = checkpoint_globals;
+        seL4_Word *live = (seL4_Word *)checkpoint.sp;
+        for (seL4_Word i = 0; i < stack_words; i++)
+            live[i] = stack_copy[i];
+        rb_send_registers(&checkpoint);
+    } else {
+        rb_srv = initial_globals;
+        rb_send_registers(&initial);
+    }
+    /* 4. An SC for S; the fault reply (label 0, 32 registers) resumes it
+     * there, and T waits on E2. 5. S (re)runs its NBSendRecv: the ready
+     * message reaches T, S blocks on E1. 6. T makes S passive again. */
+    KASSERT_EQ(seL4_SchedContext_Bind(s->sc, s->tcb), seL4_NoError);
+    m = seL4_ReplyRecv(e2, seL4_MessageInfo_new(0, 0, 0, 32), &badge, r2);
+    KASSERT_EQ(badge, 0xe2);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), RB_READY);
+    KASSERT_EQ(rb_inits, rollback ? 1 : 2); /* rollback: no re-initialisation */
+    KASSERT_EQ(read_regs(s->tcb).pc, checkpoint.pc);
+    KASSERT_EQ(seL4_SchedContext_UnbindObject(s->sc, s->tcb), seL4_NoError);
+    KASSERT(rb_has_no_sc(s));
+    /* The client runs again on its own SC once its budget is back, with
+     * T's answer. */
+    KASSERT_EQ(flag, 0);
+    seL4_Wait(rb_done, NULL);
+    KASSERT_EQ(flag, 1);
+    if (rollback) {
+        KASSERT_EQ(rb_label, RB_PARTIAL);
+        KASSERT_EQ(rb_len, 2);
+        KASSERT_EQ(rb_mr0, clean.done);
+        KASSERT_EQ(rb_mr1, clean.sum);
+    } else {
+        KASSERT_EQ(rb_label, RB_ERROR);
+        /* Length 0: MR0 and MR1 (a2, a3) still hold the request. */
+        KASSERT_EQ(rb_len, 0);
+        KASSERT_EQ(rb_mr0, RB_X);
+        KASSERT_EQ(rb_mr1, 1ul << 40);
+    }
+    /* S serves the next client, within that client's budget (20 ms every
+     * 100 ms), and is passive again afterwards. */
+    flag = 0;
+    rb_label = rb_len = rb_mr0 = rb_mr1 = 0x99;
+    kt_thread_t *c2 = kt_thread_new(150, true, false);
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(kt_sched_control(), c2->sc, 20000, 100000, 0, 0xc2,
+                                                seL4_SchedContext_Sporadic),
+               seL4_NoError);
+    kt_thread_start(c2, rb_client, e1, 5, c2->tcb);
+    seL4_Wait(rb_done, NULL);
+    KASSERT_EQ(flag, 1);
+    KASSERT_EQ(rb_label, 0);
+    KASSERT_EQ(rb_len, 2);
+    KASSERT_EQ(rb_mr0, 5);
+    KASSERT_EQ(rb_mr1, rb_sum(RB_X, 5));
+    KASSERT_EQ(rb_srv.served, 1);
+    KASSERT(rb_has_no_sc(s));
+    printf("timeout-recipe %s: the client got %s after %lu blocks\n", rollback ? "rollback" : "error",
+           rollback ? "the partial result" : "an error", (unsigned long)clean.done);
+    kt_threads_cleanup();
+}
+
+KTEST(fault, timeout_in_a_passive_server_rollback_recipe) { timeout_recipe_rollback_or_error(true); }
+
+KTEST(fault, timeout_in_a_passive_server_error_recipe) { timeout_recipe_rollback_or_error(false); }
