@@ -16,6 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
     # `func` on its parser so main() can dispatch without knowing the tools.
     from kairos import runner
     runner.register(sub)
+    from kairos.bench import cli as bench_cli
+    bench_cli.register(sub)
     try:
         from kairos.wcet import cli as wcet_cli
     except ImportError:  # the analyser is optional while it is being built
