@@ -54,8 +54,7 @@ def results_table(results: list[BenchResult]) -> Table:
 
 
 def comparison_table(c: Comparison, new_label: str, old_label: str) -> Table:
-    t = Table(title=f"{new_label} vs {old_label} (medians; regression: over {c.threshold_pct:g}% slower)",
-              title_justify="left")
+    t = Table(title=f"{new_label} vs {old_label} (medians)", title_justify="left")
     for col in ("benchmark", "old median", "new median", "delta %", ""):
         t.add_column(col, justify="left" if col in ("benchmark", "") else "right")
     for r in c.rows:
@@ -97,7 +96,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fw = run.firmware
         other = ", ".join(f"{k} {v}" for k, v in sorted(fw.other.items()))
         console.print(f"firmware: {fw.sbi_calls} SBI calls (ecalls from S-mode), {fw.machine_interrupts} "
-                      f"M-mode interrupts in the whole run; other traps logged: {other or 'none'}")
+                      f"M-mode interrupts in the whole run; "
+                      f"other traps logged (kernel traps, firmware boot): {other or 'none'}")
     if args.no_store:
         return 0
     path = save_results(run.results, bench_dir)
