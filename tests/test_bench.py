@@ -11,6 +11,7 @@ call, and two runs agree to the instruction.
 
 from __future__ import annotations
 
+import argparse
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -117,8 +118,7 @@ def test_compare_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert err.startswith("kairos bench: error:") and "not valid JSON" in err and len(err.splitlines()) == 1
 
 
-def bench_cli_parser():  # type: ignore[no-untyped-def]
-    import argparse
+def bench_cli_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kairos")
     bench_cli.register(parser.add_subparsers(dest="command", required=True))
     return parser

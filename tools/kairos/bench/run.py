@@ -20,6 +20,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from kairos.bench.results import BenchResult, ResultsError, parse_output
 from kairos.runner import REPO_ROOT, RunError, run
@@ -92,7 +93,7 @@ class BenchError(Exception):
 
 
 def run_bench(kernel: Path, elf: Path, timeout: float = 120.0, firmware_check: bool = False,
-              echo: object = None) -> BenchRun:
+              echo: TextIO | None = None) -> BenchRun:
     extra: list[str] = []
     log_dir = tempfile.TemporaryDirectory(prefix="kairos-bench-") if firmware_check else None
     log_path = Path(log_dir.name) / "traps.log" if log_dir else None
@@ -100,7 +101,7 @@ def run_bench(kernel: Path, elf: Path, timeout: float = 120.0, firmware_check: b
         extra = ["-d", "int", "-D", str(log_path)]
     try:
         result = run(elf, kernel=kernel, flavour="release", icount=True, expect=DONE_LINE, fail=FAIL_LINE,
-                     timeout=timeout, echo=echo, extra_qemu=extra)  # type: ignore[arg-type]
+                     timeout=timeout, echo=echo, extra_qemu=extra)
         if not result.passed:
             tail = "\n".join(result.lines[-8:])
             raise BenchError(f"bench run failed: {result.reason}\n{tail}")
