@@ -380,6 +380,10 @@ void thread_schedule(struct tcb *t)
  * inactive. */
 void thread_cancel_blocking(struct tcb *t)
 {
+    /* Cancelling IPC cancels any fault (seL4 MCS cancelIPC), also the one
+     * of a thread left Inactive while sending it: a resumed thread must
+     * not send its next message as a fault. */
+    t->fault.type = FAULT_NULL;
     switch (t->state) {
     case THREAD_BLOCKED_ON_NOTIFICATION:
         notification_cancel_signal(t);
