@@ -309,6 +309,42 @@ KTEST(fault, receive_without_a_reply_cap_is_a_receive_phase_cap_fault)
     kt_threads_cleanup();
 }
 
+/* ---- a fault cancelled, then Resume -------------------------------------------- */
+
+static void child_send_label(seL4_Word self, seL4_Word ep, seL4_Word label)
+{
+    kt_regs_t in = {ep, info(label, 1), 0x5e5e, 0, 0, 0, 0, 0};
+    kt_syscall(seL4_SysSend, in);
+    flag = 1;
+    kt_thread_exit(self);
+}
+
+/* A fault message taken with Wait leaves the thread Inactive. Resuming it
+ * (here with new registers) cancels that fault, as seL4 MCS's cancelIPC
+ * does: its next Send is a plain message, not the old fault again with the
+ * sender waiting for a reply. (Found by stress/random_ipc_*.) */
+KTEST(fault, resume_cancels_a_fault_left_after_a_wait)
+{
+    reset();
+    seL4_CPtr ep = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr ep2 = kt_make(seL4_EndpointObject, 0);
+    seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
+    kt_thread_t *c = faulting_child(ep, false);
+    kt_thread_start(c, child_recv_without_reply, c->tcb, ep2, 0);
+    seL4_Word badge = 0;
+    seL4_MessageInfo_t m = seL4_Wait(ep, &badge);
+    KASSERT_EQ(badge, FAULT_BADGE);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_CapFault);
+    kt_thread_start(c, child_send_label, c->tcb, ep2, 0x33); /* WriteRegisters + resume */
+    KASSERT_EQ(flag, 0); /* blocked in its Send */
+    m = seL4_Recv(ep2, &badge, reply);
+    KASSERT_EQ(seL4_MessageInfo_get_label(m), 0x33);
+    KASSERT_EQ(seL4_MessageInfo_get_length(m), 1);
+    KASSERT_EQ(seL4_GetMR(0), 0x5e5e);
+    KASSERT_EQ(flag, 1); /* a Send: not waiting for a reply */
+    kt_threads_cleanup();
+}
+
 /* ---- a passive handler -------------------------------------------------------- */
 
 /* Handler thread: Recv faults on ep; answer unknown syscalls by resuming
