@@ -22,6 +22,8 @@ enum debug_counter {
     COUNTER_INVARIANT_CHECKS = 4,
     COUNTER_LONGEST_WHOLE_ENTRY = 5,
     COUNTER_LONGEST_ENTRY_LABEL = 6, /* message label (a1 >> 12) of that system call */
+    COUNTER_FASTPATH_CALL = 7,       /* Calls done by the fastpath (debug builds) */
+    COUNTER_FASTPATH_REPLY_RECV = 8, /* ReplyRecvs done by the fastpath (debug builds) */
     NUM_DEBUG_COUNTERS,
 };
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];

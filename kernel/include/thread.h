@@ -59,6 +59,12 @@ void thread_schedule(struct tcb *t);
 /* Set t's seL4_TCBFlag bits, saving its live FP state first if the FPU
  * becomes disabled (behaviour.md (i)). */
 void thread_set_flags(struct tcb *t, word_t flags);
+/* Lazy FP switching: t trapped on an FP instruction with its FP state not
+ * loaded; load it. Returns false if that was not the reason for the trap
+ * (FPU disabled, or already loaded): the trap is a user exception. */
+bool fpu_take(struct tcb *t);
+/* Switch to t's address space (the kernel's if t has no valid VSpace). */
+void thread_activate_vspace(struct tcb *t);
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);
 /* The scheduler must stop charging sc (it is being unbound, reconfigured or

@@ -28,6 +28,8 @@ typedef word_t cptr_t;    /* user capability pointer */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNUSED __attribute__((unused))
 #define NORETURN __attribute__((noreturn))
+/* For the few hot helpers of the IPC fastpath, which must not cost a call. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #define PACKED __attribute__((packed))
 #define ALIGNED(n) __attribute__((aligned(n)))
 #define SECTION(s) __attribute__((section(s)))

@@ -14,6 +14,7 @@
 #include <boot.h>
 #include <cspace.h>
 #include <elf.h>
+#include <fastpath.h>
 #include <fdt.h>
 #include <invariants.h>
 #include <kernel.h>
@@ -351,6 +352,19 @@ static void create_root_task(paddr_t dtb_pa)
     invariants_set_boot_objects(boot_alloc_lowest, boot_alloc_highest);
 }
 
+bool bootargs_has(const char *word)
+{
+    /* Words are separated by spaces; at most FDT_BOOTARGS_MAX characters. */
+    word_t n = strlen(word);
+    const char *a = fdt.bootargs;
+    for (word_t i = 0; a[i] != '\0' && i < FDT_BOOTARGS_MAX; i++) {
+        bool at_start = i == 0 || a[i - 1] == ' ';
+        if (at_start && strncmp(&a[i], word, n) == 0 && (a[i + n] == '\0' || a[i + n] == ' '))
+            return true;
+    }
+    return false;
+}
+
 void boot_kernel(word_t hart_id, paddr_t dtb_pa)
 {
     u64 kernel_entry_instret = read_instret();
@@ -383,6 +397,7 @@ void boot_kernel(word_t hart_id, paddr_t dtb_pa)
     machine_init_timer(&fdt);
     machine_init_interrupts(&fdt);
     timer_init(fdt.timebase_freq);
+    fastpath_init(!bootargs_has("fastpath=off"));
     create_root_task(dtb_pa);
 
     boot_stats.first_user_instret = read_instret();

@@ -2,6 +2,7 @@
 #include <abi.h>
 #include <arch/memory.h>
 #include <endpoint.h>
+#include <fastpath.h>
 #include <fault.h>
 #include <invariants.h>
 #include <invocation.h>
@@ -10,8 +11,6 @@
 #include <preemption.h>
 #include <arch/machine.h>
 #include <thread.h>
-
-NORETURN void handle_syscall(word_t number);
 
 word_t *ipc_buffer_kptr(struct tcb *t)
 {
@@ -359,6 +358,14 @@ void handle_syscall(word_t number)
     case SYS_DEBUG_NAME_THREAD:
         debug_name_thread(t);
         break;
+    case SYS_KAIROS_DEBUG_FASTPATH: {
+        /* Kairos-specific, debug builds only: a0 = 1 on, 0 off; returns the
+         * previous setting (the equivalence tests run IPCs both ways). */
+        bool was = fastpath_enabled;
+        fastpath_enabled = CONFIG_FASTPATH && t->ctx.x[REG_A0] != 0;
+        t->ctx.x[REG_A0] = was;
+        break;
+    }
     case SYS_KAIROS_DEBUG_COUNTER:
         /* Kairos-specific, debug builds only: a0 = counter id, returns its value. */
         t->ctx.x[REG_A0] = t->ctx.x[REG_A0] < NUM_DEBUG_COUNTERS ? debug_counters[t->ctx.x[REG_A0]]
@@ -373,14 +380,20 @@ void handle_syscall(word_t number)
     }
     /* DebugPutChar and DebugCapIdentify change no kernel state; skipping
      * them keeps the check flavour usable for programs that print a lot. */
-    if ((sword_t)number != SYS_DEBUG_PUT_CHAR && (sword_t)number != SYS_DEBUG_CAP_IDENTIFY) {
-        entry_stamp_pause();
-        u64 check_start = machine_time();
-        invariants_check("a system call");
-        /* The checker (check flavour only) is not part of the kernel's
-         * work: its time is charged to no scheduling context. */
-        sched_skip_time(machine_time() - check_start);
-        entry_stamp_resume();
-    }
+    if ((sword_t)number != SYS_DEBUG_PUT_CHAR && (sword_t)number != SYS_DEBUG_CAP_IDENTIFY)
+        syscall_check_invariants();
     kernel_exit();
+}
+
+void syscall_check_invariants(void)
+{
+#if CONFIG_INVARIANT_CHECKS
+    entry_stamp_pause();
+    u64 check_start = machine_time();
+    invariants_check("a system call");
+    /* The checker (check flavour only) is not part of the kernel's work:
+     * its time is charged to no scheduling context. */
+    sched_skip_time(machine_time() - check_start);
+    entry_stamp_resume();
+#endif
 }

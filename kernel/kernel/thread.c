@@ -36,6 +36,7 @@
 #include <kernel.h>
 #include <notification.h>
 #include <refill.h>
+#include <sched.h>
 #include <schedcontext.h>
 #include <string.h>
 #include <thread.h>
@@ -43,38 +44,10 @@
 
 struct tcb *current_thread;
 
-#define PRIO_WORDS (CONFIG_NUM_PRIORITIES / 64)
-#define NO_TIMEOUT (~0ull)
+struct sched_node sched_nodes[CONFIG_MAX_NUM_NODES];
 
-struct sched_node {
-    struct tcb *ready_head[CONFIG_NUM_PRIORITIES];
-    struct tcb *ready_tail[CONFIG_NUM_PRIORITIES];
-    word_t bitmap_top;         /* bit i: bitmap[i] non-zero */
-    word_t bitmap[PRIO_WORDS]; /* bit p%64 of word p/64: queue p non-empty */
-    /* Runnable threads waiting for their SC's next refill, earliest release
-     * first (FIFO among equal times). Linked through ready_next/ready_prev:
-     * a thread is in at most one of the ready and release queues. */
-    struct tcb *release_head;
-    struct tcb *release_tail;
-    /* The SC charged for the time since `stamp` (the one the last exit ran),
-     * or NULL (idle, or it stopped running during this entry). */
-    struct sched_context *cur_sc;
-    u64 stamp;    /* time of the last kernel entry (ticks) */
-    u64 consumed; /* used by cur_sc since it was last charged to its refills */
-    u64 armed;    /* what the timer is programmed for (NO_TIMEOUT: off) */
-    /* Measurements (docs/scheduling.md), in instructions. */
-    u64 n_reprograms, reprogram_instret, n_sc_switches, sc_switch_instret, sc_switch_max;
-    u64 overrun_max; /* ticks used past the head refill when exhaustion was noticed */
-};
-static struct sched_node nodes[CONFIG_MAX_NUM_NODES];
-/* This core's state. Single core for now; SMP indexes by hart. */
-#define NODE (&nodes[0])
-
-/* Eager FP switching: the FP registers hold fpu_owner's state; fpu_loaded
- * says whether it was loaded with the FPU enabled (a thread that re-enables
- * its own FPU keeps FS off until it is next switched in, as seL4 does). */
-static struct tcb *fpu_owner;
-static bool fpu_loaded;
+struct tcb *fpu_owner;
+bool fpu_loaded;
 
 bool thread_is_runnable(const struct tcb *t)
 {
@@ -159,31 +132,6 @@ static void ready_remove(struct tcb *t)
     }
     t->ready_next = t->ready_prev = NULL;
     t->in_ready_queue = false;
-}
-
-/* Index of the most significant set bit of a non-zero word, by binary search:
- * six steps, no loop, no library call (the base ISA has no clz instruction). */
-static int msb_index(word_t w)
-{
-    int n = 0;
-    if (w >> 32) { n += 32; w >>= 32; }
-    if (w >> 16) { n += 16; w >>= 16; }
-    if (w >> 8) { n += 8; w >>= 8; }
-    if (w >> 4) { n += 4; w >>= 4; }
-    if (w >> 2) { n += 2; w >>= 2; }
-    if (w >> 1) { n += 1; }
-    return n;
-}
-
-/* Highest priority with a non-empty queue, or -1. */
-static int highest_ready_priority(void)
-{
-    struct sched_node *n = NODE;
-    if (n->bitmap_top == 0)
-        return -1;
-    int word = msb_index(n->bitmap_top);
-    int bit = msb_index(n->bitmap[word]);
-    return word * 64 + bit;
 }
 
 /* ---- release queue ---- */
@@ -533,31 +481,28 @@ static void set_next_timeout(void)
     n->armed = when;
 }
 
-/* Load next's FP state if it is not already in the registers, saving the
- * previous owner's if it changed it. Returns the sstatus.FS value next runs
- * with. */
-static word_t switch_fpu(struct tcb *next)
+/* Lazy FP switching (sched.h): t, whose FPU is enabled, executed an FP
+ * instruction with sstatus.FS off. Its state goes into the registers (the
+ * previous owner's is saved first if it changed it) and the instruction is
+ * re-executed. An instruction that is illegal for another reason traps again
+ * with FS on and becomes a user exception. */
+bool fpu_take(struct tcb *t)
 {
-    bool disabled = (next->flags & TCB_FLAG_FPU_DISABLED) != 0;
-    if (next == fpu_owner) {
-        if (disabled || !fpu_loaded)
-            return SSTATUS_FS_OFF;
-        /* Keep Dirty across kernel entries so the change is saved on the
-         * next switch. */
-        return (next->ctx.sstatus & SSTATUS_FS) == SSTATUS_FS_DIRTY ? SSTATUS_FS_DIRTY : SSTATUS_FS_CLEAN;
-    }
+    if ((t->flags & TCB_FLAG_FPU_DISABLED) || (t->ctx.sstatus & SSTATUS_FS) != SSTATUS_FS_OFF ||
+        (t == fpu_owner && fpu_loaded))
+        return false;
     csr_set(sstatus, SSTATUS_FS_INITIAL); /* FS must be on to move FP state */
     if (fpu_owner && fpu_loaded && (fpu_owner->ctx.sstatus & SSTATUS_FS) == SSTATUS_FS_DIRTY)
         fpu_save(&fpu_owner->ctx);
-    if (!disabled)
-        fpu_restore(&next->ctx); /* a new thread's zeroed TCB gives f0-f31 = 0, fcsr = 0 */
+    fpu_restore(&t->ctx); /* a new thread's zeroed TCB gives f0-f31 = 0, fcsr = 0 */
     csr_clear(sstatus, SSTATUS_FS);
-    fpu_owner = next;
-    fpu_loaded = !disabled;
-    return disabled ? SSTATUS_FS_OFF : SSTATUS_FS_CLEAN;
+    fpu_owner = t;
+    fpu_loaded = true;
+    t->ctx.sstatus = (t->ctx.sstatus & ~SSTATUS_FS) | SSTATUS_FS_CLEAN;
+    return true;
 }
 
-static void activate_vspace(struct tcb *t)
+void thread_activate_vspace(struct tcb *t)
 {
     cap_t vs = t->slots[TCB_SLOT_VSPACE].cap;
     if (cap_type(vs) == CAP_PAGE_TABLE)
@@ -625,9 +570,9 @@ void kernel_exit(void)
     }
     set_next_timeout();
 
-    word_t fs = switch_fpu(next);
+    word_t fs = fpu_status_for(next);
     current_thread = next;
-    activate_vspace(next);
+    thread_activate_vspace(next);
     if (next->state == THREAD_RESTART) {
         /* seL4's activateThread: a restarted thread continues at FaultIP. */
         next->ctx.pc = next->ctx.fault_ip;

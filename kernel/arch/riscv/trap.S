@@ -6,6 +6,7 @@
  * traps (it polls for interrupts at its preemption points), so stvec points
  * here only for traps from user mode. */
 #include <arch/context.h>
+#include <config.h>
 
 #define SAVE(n) sd x##n, CTX_X(n)(t6)
 #define LOAD(n) ld x##n, CTX_X(n)(t6)
@@ -32,6 +33,12 @@ trap_entry:
     bltz t0, 1f
     li t1, 8                    /* environment call from U-mode */
     bne t0, t1, 2f
+#if CONFIG_FASTPATH
+    li t1, -1                   /* seL4_SysCall */
+    beq a7, t1, fastpath_call
+    li t1, -2                   /* seL4_SysReplyRecv */
+    beq a7, t1, fastpath_reply_recv
+#endif
     mv a0, a7
     j handle_syscall
 1:  mv a0, t0

@@ -16,6 +16,10 @@ void handle_exception(word_t scause, word_t stval)
     entry_stamp_begin(0, 0);
     if (!sched_entry())
         kernel_exit(); /* budget used up: the instruction is re-executed later */
+    /* Lazy FP switching: the first FP instruction of a thread whose FP
+     * state is not loaded; it is re-executed once the state is in. */
+    if (scause == CAUSE_ILLEGAL_INSTR && fpu_take(t))
+        kernel_exit();
     struct fault f = {0};
     f.ip = t->ctx.fault_ip;
     switch (scause) {

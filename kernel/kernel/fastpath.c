@@ -1,0 +1,260 @@
+/* The IPC fastpath: Call and ReplyRecv between a client and a passive server
+ * in straight-line C (docs/ipc.md "Fastpath"; mcs-kernel.md §4.8;
+ * wcet-and-latency.md §5).
+ *
+ * trap.S jumps here for the two system-call numbers. Each entry point first
+ * checks every condition under which the slow path (syscall.c) would do
+ * something other than the one common case, without changing anything; if
+ * one fails it hands the untouched system call to handle_syscall. Otherwise
+ * it performs exactly the state changes the slow path would make and
+ * returns to the other thread directly. The conditions make the slow path's
+ * extra work provably empty:
+ *  - the SC does not change hands between running threads (it is lent with
+ *    the Call and returned by the reply), so there is no SC switch, no
+ *    refill arithmetic and no timer reprogramming;
+ *  - the thread switched to has a priority strictly above every ready
+ *    thread, so the slow path's scheduler would pick it too;
+ *  - the budget is not about to run out and no release is due (the time
+ *    is compared with what the timer is armed for), so the slow path's
+ *    entry accounting would neither stop the call nor release a thread;
+ *    the time since the last stamp is charged at the next slow entry to
+ *    the same SC;
+ *  - the message is at most four words in registers with no caps;
+ *  - queue operations are O(1): the receiver is the endpoint queue's head,
+ *    and a ReplyRecv appends the server at the tail (its priority is at most
+ *    the tail's) or the queue is empty.
+ * No loops except the CSpace walk (at most two levels) and the copy of at
+ * most four message registers; no function pointers. The equivalence with
+ * the slow path is tested by user/tests/test_fastpath.c, which runs the
+ * same IPCs both ways. */
+#include <abi.h>
+#include <arch/context.h>
+#include <arch/csr.h>
+#include <cspace.h>
+#include <endpoint.h>
+#include <fastpath.h>
+#include <kernel.h>
+#include <preemption.h>
+#include <refill.h>
+#include <sched.h>
+#include <thread.h>
+
+bool fastpath_enabled = true;
+static u64 min_budget_ticks;
+
+void fastpath_init(bool enabled)
+{
+    fastpath_enabled = enabled && CONFIG_FASTPATH;
+    min_budget_ticks = refill_min_budget();
+}
+
+/* seL4's lookupCap for the fastpath: the slot cptr names in t's CSpace, or
+ * NULL for any failure (the slow path then reports it). One iteration per
+ * CNode level, and at most FASTPATH_CSPACE_LEVELS of them: a deeper CSpace
+ * takes the slow path, which keeps the fastpath's WCET bound small (the slow
+ * path walks up to 64 levels). */
+#define FASTPATH_CSPACE_LEVELS 2
+static ALWAYS_INLINE cte_t *fast_lookup(const struct tcb *t, cptr_t cptr)
+{
+    cap_t node = t->slots[TCB_SLOT_CSPACE].cap;
+    word_t remaining = 64;
+    for (int level = 0; level < FASTPATH_CSPACE_LEVELS; level++) {
+        if (cap_type(node) != CAP_CNODE)
+            return NULL;
+        word_t radix = cap_cnode_radix(node);
+        word_t guard_size = cap_cnode_guard_size(node);
+        word_t level_bits = radix + guard_size;
+        if (level_bits > remaining)
+            return NULL;
+        if (guard_size != 0 &&
+            ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))
+            return NULL;
+        remaining -= level_bits;
+        cte_t *slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
+        if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE)
+            return slot;
+        node = slot->cap;
+    }
+    return NULL;
+}
+
+/* The message may go the fast way: at most four words, no caps. */
+static ALWAYS_INLINE bool fast_message(word_t info) { return (info & 0x1ff) <= NUM_MSG_REGISTERS; }
+
+/* t is running on the SC being charged, with time to spare: the slow
+ * path's entry would neither find the budget used up (it stops a call in
+ * the last MIN_BUDGET) nor release a waiting thread (the release queue's
+ * head is due no earlier than `armed`, and releases count from one kernel
+ * WCET, less than MIN_BUDGET, before it). */
+static ALWAYS_INLINE bool fast_time(const struct tcb *t)
+{
+    struct sched_node *n = NODE;
+    return t->sc != NULL && t->sc == n->cur_sc && read_time() + min_budget_ticks < n->armed;
+}
+
+/* Copy the first `length` (<= 4) message registers, as copy_mrs does. */
+static ALWAYS_INLINE void fast_copy_mrs(const struct tcb *from, struct tcb *to, word_t length)
+{
+    for (word_t i = 0; i < length && i < NUM_MSG_REGISTERS; i++)
+        to->ctx.x[REG_A2 + i] = from->ctx.x[REG_A2 + i];
+}
+
+/* Leave the kernel in next (kernel_exit's last part: the scheduler's
+ * choice, the SC and the timer are known to be unchanged). */
+static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
+{
+#if CONFIG_INVARIANT_CHECKS
+    syscall_check_invariants();
+#endif
+    word_t fs = fpu_status_for(next);
+    /* The same VSpace (root and ASID) as the thread leaving: already active. */
+    cap_t from = current_thread->slots[TCB_SLOT_VSPACE].cap, to = next->slots[TCB_SLOT_VSPACE].cap;
+    if (from.w0 != to.w0 || from.w1 != to.w1)
+        thread_activate_vspace(next);
+    current_thread = next;
+    word_t s = next->ctx.sstatus;
+    s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_FS);
+    s |= SSTATUS_SPIE | fs;
+    next->ctx.sstatus = s;
+    restore_user_context(&next->ctx);
+}
+
+void fastpath_call(void)
+{
+    struct tcb *t = current_thread;
+    word_t info = t->ctx.x[REG_A1];
+    if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || !fast_time(t))
+        handle_syscall((word_t)SYS_CALL);
+    cte_t *slot = fast_lookup(t, t->ctx.x[REG_A0]);
+    if (!slot)
+        handle_syscall((word_t)SYS_CALL);
+    cap_t c = slot->cap;
+    word_t rights = cap_rights(c);
+    /* Write to send; Grant or GrantReply for the caller to wait for a reply. */
+    if (cap_type(c) != CAP_ENDPOINT || !(rights & RIGHT_WRITE) || !(rights & (RIGHT_GRANT | RIGHT_GRANT_REPLY)))
+        handle_syscall((word_t)SYS_CALL);
+    struct endpoint *ep = endpoint_from_cap(c);
+    struct tcb *dest = ep->queue.head;
+    /* A passive receiver that gave a reply object, which outranks every
+     * ready thread. */
+    if (!dest || dest->state != THREAD_BLOCKED_ON_RECEIVE || dest->sc != NULL || dest->reply == NULL ||
+        !ready_none_above(dest->priority))
+        handle_syscall((word_t)SYS_CALL);
+
+    /* Perform: nothing below can fail. */
+    entry_stamp_begin((word_t)SYS_CALL, info >> 12);
+#if CONFIG_DEBUG_BUILD
+    debug_counters[COUNTER_FASTPATH_CALL]++;
+#endif
+    struct sched_context *sc = t->sc;
+    struct reply *r = dest->reply;
+    t->ctx.pc = t->ctx.fault_ip + 4;
+
+    /* The receiver leaves the endpoint (it was the head). */
+    struct tcb *second = dest->queue_next;
+    ep->queue.head = second;
+    if (second)
+        second->queue_prev = NULL;
+    else
+        ep->queue.tail = NULL;
+    dest->queue_next = NULL;
+    dest->blocking_object = NULL;
+
+    /* The message: badge, info without caps, the words. */
+    word_t length = info & 0x7f;
+    dest->ctx.x[REG_A0] = cap_badge(c);
+    dest->ctx.x[REG_A1] = msginfo_new(msginfo_label(info), 0, 0, length);
+    fast_copy_mrs(t, dest, length);
+
+    /* The caller waits on the receiver's reply object, which goes on top of
+     * the SC's call stack; the SC is lent to the receiver. */
+    r->tcb = t;
+    t->reply = r;
+    t->state = THREAD_BLOCKED_ON_REPLY;
+    struct reply *old = (struct reply *)sc->reply;
+    r->prev = old;
+    r->next = NULL;
+    if (old) {
+        old->next = r;
+        old->head_sc = NULL;
+    }
+    r->head_sc = sc;
+    sc->reply = r;
+    t->sc = NULL;
+    sc->tcb = dest;
+    dest->sc = sc;
+    dest->reply = NULL;
+    dest->state = THREAD_RUNNING;
+    fast_switch_to(dest);
+}
+
+void fastpath_reply_recv(void)
+{
+    struct tcb *t = current_thread;
+    word_t info = t->ctx.x[REG_A1];
+    if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || t->bound_notification ||
+        !fast_time(t))
+        handle_syscall((word_t)SYS_REPLY_RECV);
+    /* The reply: a caller without an SC of its own waits on r, and r is the
+     * top of the call stack of the SC t runs on (the SC goes back). */
+    cte_t *rslot = fast_lookup(t, t->ctx.x[REG_A6]);
+    if (!rslot || cap_type(rslot->cap) != CAP_REPLY)
+        handle_syscall((word_t)SYS_REPLY_RECV);
+    struct reply *r = reply_from_cap(rslot->cap);
+    struct tcb *caller = r->tcb;
+    struct sched_context *sc = t->sc;
+    if (!caller || caller->state != THREAD_BLOCKED_ON_REPLY || caller->fault.type != FAULT_NULL ||
+        caller->sc != NULL || r->head_sc != sc || !ready_none_above(caller->priority))
+        handle_syscall((word_t)SYS_REPLY_RECV);
+    /* The receive: an endpoint with no senders, where t goes at the tail. */
+    cte_t *eslot = fast_lookup(t, t->ctx.x[REG_A0]);
+    if (!eslot || cap_type(eslot->cap) != CAP_ENDPOINT || !(cap_rights(eslot->cap) & RIGHT_READ))
+        handle_syscall((word_t)SYS_REPLY_RECV);
+    struct endpoint *ep = endpoint_from_cap(eslot->cap);
+    struct tcb *tail = ep->queue.tail;
+    if (tail && (tail->state != THREAD_BLOCKED_ON_RECEIVE || tail->priority < t->priority))
+        handle_syscall((word_t)SYS_REPLY_RECV);
+
+    /* Perform: nothing below can fail. */
+    entry_stamp_begin((word_t)SYS_REPLY_RECV, info >> 12);
+#if CONFIG_DEBUG_BUILD
+    debug_counters[COUNTER_FASTPATH_REPLY_RECV]++;
+#endif
+    t->ctx.pc = t->ctx.fault_ip + 4;
+
+    /* The reply message: badge 0, info without caps, the words. */
+    word_t length = info & 0x7f;
+    caller->ctx.x[REG_A0] = 0;
+    caller->ctx.x[REG_A1] = msginfo_new(msginfo_label(info), 0, 0, length);
+    fast_copy_mrs(t, caller, length);
+
+    /* Pop r off the call stack; the SC goes back to the caller. */
+    struct reply *prev = r->prev;
+    sc->reply = prev;
+    if (prev) {
+        prev->next = NULL;
+        prev->head_sc = sc;
+    }
+    r->prev = NULL;
+    r->next = NULL;
+    r->head_sc = NULL;
+    t->sc = NULL;
+    sc->tcb = caller;
+    caller->sc = sc;
+    caller->reply = NULL;
+    caller->state = THREAD_RUNNING;
+
+    /* t receives on the endpoint with r, at the tail of its queue. */
+    r->tcb = t;
+    t->reply = r;
+    t->blocking_object = ep;
+    t->state = THREAD_BLOCKED_ON_RECEIVE;
+    t->queue_prev = tail;
+    t->queue_next = NULL;
+    if (tail)
+        tail->queue_next = t;
+    else
+        ep->queue.head = t;
+    ep->queue.tail = t;
+    fast_switch_to(caller);
+}
