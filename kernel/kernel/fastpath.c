@@ -119,6 +119,15 @@ static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
     restore_user_context(&next->ctx);
 }
 
+/* No ready thread has a priority at or above p, so that the thread at p
+ * switched to is the one the slow path would run: the slow path puts a
+ * woken thread at the tail of its priority's ready queue, behind any ready
+ * thread of the same priority (test_fastpath.c, "ready thread equal to"). */
+static ALWAYS_INLINE bool ready_none_at_or_above(u32 p)
+{
+    return ready_none_above(p) && ((NODE->bitmap[p / 64] >> (p % 64)) & 1) == 0;
+}
+
 void fastpath_call(void)
 {
     struct tcb *t = current_thread;
@@ -138,7 +147,7 @@ void fastpath_call(void)
     /* A passive receiver that gave a reply object, which outranks every
      * ready thread. */
     if (!dest || dest->state != THREAD_BLOCKED_ON_RECEIVE || dest->sc != NULL || dest->reply == NULL ||
-        !ready_none_above(dest->priority))
+        !ready_none_at_or_above(dest->priority))
         handle_syscall((word_t)SYS_CALL);
 
     /* Perform: nothing below can fail. */
@@ -204,7 +213,7 @@ void fastpath_reply_recv(void)
     struct tcb *caller = r->tcb;
     struct sched_context *sc = t->sc;
     if (!caller || caller->state != THREAD_BLOCKED_ON_REPLY || caller->fault.type != FAULT_NULL ||
-        caller->sc != NULL || r->head_sc != sc || !ready_none_above(caller->priority))
+        caller->sc != NULL || r->head_sc != sc || !ready_none_at_or_above(caller->priority))
         handle_syscall((word_t)SYS_REPLY_RECV);
     /* The receive: an endpoint with no senders, where t goes at the tail. */
     cte_t *eslot = fast_lookup(t, t->ctx.x[REG_A0]);
