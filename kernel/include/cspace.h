@@ -36,6 +36,36 @@ struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t d
 
 static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(cap_obj(cnode)); }
 
+/* The slot resolve_address_bits(root, cptr, 64) finds, or NULL, without the
+ * failure details (which a cap fault does not report under MCS), walking
+ * at most max_levels CNodes (NULL if more are needed). Each level consumes
+ * at least one bit, so 64 levels always suffice. Kept inline: it is the
+ * first thing every system call does. */
+static inline cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
+{
+    word_t remaining = 64;
+    for (int level = 0; level < max_levels; level++) {
+        if (cap_type(node) != CAP_CNODE)
+            return NULL;
+        word_t radix = cap_cnode_radix(node);
+        word_t guard_size = cap_cnode_guard_size(node);
+        word_t level_bits = radix + guard_size;
+        if (level_bits > remaining)
+            return NULL;
+        if (guard_size != 0 &&
+            ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))
+            return NULL;
+        remaining -= level_bits;
+        cte_t *slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
+        if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE)
+            return slot;
+        node = slot->cap;
+    }
+    return NULL;
+}
+/* lookup_cap_slot(t, cptr).slot: the cap t names for an invocation. */
+cte_t *lookup_slot(struct tcb *t, cptr_t cptr);
+
 /* Insert new_cap into the empty dest slot as a child of src in the
  * derivation tree (seL4's cteInsert). */
 void cte_insert(cap_t new_cap, cte_t *src, cte_t *dest);

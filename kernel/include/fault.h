@@ -9,6 +9,20 @@
  * endpoint installed in its TCB; with no valid handler the kernel reports
  * the fault on the console and the thread becomes inactive (seL4). */
 void handle_fault(struct tcb *t, const struct fault *f);
+/* A fault of `type` at `ip` with every other field 0, set field by field
+ * (a zero-initialiser of the structure becomes a byte-wise memset call). */
+static inline struct fault fault_new(enum fault_label type, word_t ip)
+{
+    struct fault f;
+    f.type = type;
+    f.ip = ip;
+    f.addr = 0;
+    f.prefetch = 0;
+    f.fsr = 0;
+    f.number = 0;
+    f.in_recv_phase = 0;
+    return f;
+}
 /* Does t get a timeout fault when its budget runs out (a valid timeout
  * handler and a sporadic, non-round-robin SC; behaviour.md (h))? */
 bool timeout_fault_due(const struct tcb *t);

@@ -49,9 +49,14 @@
                                     * App. B merge loop would pop the only refill */
 #define REFILL_SC_HEADER_BYTES 96ul
 
-/* MIN_BUDGET and the ready slack in ticks (us_to_ticks of the numbers above). */
-u64 refill_min_budget(void);
-u64 refill_wcet(void);
+/* MIN_BUDGET and the ready slack in ticks (us_to_ticks of the numbers
+ * above), computed once when the timer's rate is set (the conversion
+ * divides; these are read on every kernel entry). */
+extern u64 refill_min_budget_ticks, refill_wcet_ticks;
+static inline u64 refill_min_budget(void) { return refill_min_budget_ticks; }
+static inline u64 refill_wcet(void) { return refill_wcet_ticks; }
+/* The timer's rate was set (timer_init): recompute the two above. */
+void refill_timebase_changed(void);
 
 /* Refills an SC object of 2^size_bits bytes holds after its header: the exact
  * value (up to 2^34 for the largest object; refill_max saturates at 2^32-1). */
@@ -97,12 +102,19 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
 
 /* The head refill may be used at `now`: released, or due within one kernel
  * WCET (not worth a timer interrupt). */
-bool refill_ready(const struct sched_context *sc, u64 now);
+static inline bool refill_ready(const struct sched_context *sc, u64 now)
+{
+    return sc_refills((struct sched_context *)sc)[sc->refill_head].release_time <= now + refill_wcet();
+}
 
 /* After consuming `usage`, the head refill still holds at least MIN_BUDGET
  * (enough for a kernel entry and exit). The scheduler checks this once per
  * kernel entry with the time consumed so far. */
-bool refill_sufficient(const struct sched_context *sc, u64 usage);
+static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
+{
+    u64 a = sc_refills((struct sched_context *)sc)[sc->refill_head].amount;
+    return (usage > a ? 0 : a - usage) >= refill_min_budget(); /* what is left (thesis: capacity) */
+}
 
 /* Charge `usage` ticks, consumed up to `now`, to the context. Whole refills
  * used up go one period on; a partly used head is split; time used past the

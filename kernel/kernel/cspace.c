@@ -66,6 +66,8 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr)
     return resolve_address_bits(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64);
 }
 
+cte_t *lookup_slot(struct tcb *t, cptr_t cptr) { return cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64); }
+
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth)
 {
     struct lookup_result r = resolve_address_bits(root, index, depth);

@@ -40,42 +40,19 @@
 #include <thread.h>
 
 bool fastpath_enabled = true;
-static u64 min_budget_ticks;
 
 void fastpath_init(bool enabled)
 {
     fastpath_enabled = enabled && CONFIG_FASTPATH;
-    min_budget_ticks = refill_min_budget();
 }
 
-/* seL4's lookupCap for the fastpath: the slot cptr names in t's CSpace, or
- * NULL for any failure (the slow path then reports it). One iteration per
- * CNode level, and at most FASTPATH_CSPACE_LEVELS of them: a deeper CSpace
- * takes the slow path, which keeps the fastpath's WCET bound small (the slow
- * path walks up to 64 levels). */
+/* seL4's lookupCap for the fastpath: at most FASTPATH_CSPACE_LEVELS CNodes
+ * (a deeper CSpace takes the slow path, which walks up to 64: this keeps
+ * the fastpath's WCET bound small). NULL for any failure. */
 #define FASTPATH_CSPACE_LEVELS 2
 static ALWAYS_INLINE cte_t *fast_lookup(const struct tcb *t, cptr_t cptr)
 {
-    cap_t node = t->slots[TCB_SLOT_CSPACE].cap;
-    word_t remaining = 64;
-    for (int level = 0; level < FASTPATH_CSPACE_LEVELS; level++) {
-        if (cap_type(node) != CAP_CNODE)
-            return NULL;
-        word_t radix = cap_cnode_radix(node);
-        word_t guard_size = cap_cnode_guard_size(node);
-        word_t level_bits = radix + guard_size;
-        if (level_bits > remaining)
-            return NULL;
-        if (guard_size != 0 &&
-            ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))
-            return NULL;
-        remaining -= level_bits;
-        cte_t *slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
-        if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE)
-            return slot;
-        node = slot->cap;
-    }
-    return NULL;
+    return cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, FASTPATH_CSPACE_LEVELS);
 }
 
 /* The message may go the fast way: at most four words, no caps. */
@@ -89,7 +66,7 @@ static ALWAYS_INLINE bool fast_message(word_t info) { return (info & 0x1ff) <= N
 static ALWAYS_INLINE bool fast_time(const struct tcb *t)
 {
     struct sched_node *n = NODE;
-    return t->sc != NULL && t->sc == n->cur_sc && read_time() + min_budget_ticks < n->armed;
+    return t->sc != NULL && t->sc == n->cur_sc && read_time() + refill_min_budget() < n->armed;
 }
 
 /* Copy the first `length` (<= 4) message registers, as copy_mrs does. */

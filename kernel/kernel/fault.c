@@ -103,9 +103,7 @@ void handle_timeout_fault(struct tcb *t)
      * system call was done) when the handler restarts it. */
     if (t->state == THREAD_RUNNING)
         t->ctx.fault_ip = t->ctx.pc;
-    struct fault f = {0};
-    f.type = FAULT_TIMEOUT;
-    f.ip = t->ctx.fault_ip;
+    struct fault f = fault_new(FAULT_TIMEOUT, t->ctx.fault_ip);
     t->fault = f;
     /* Never donates (h): the handler runs on its own time. */
     endpoint_send(t, t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap, true, false, false);
@@ -171,11 +169,15 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
     default:
         break;
     }
-    /* Beyond MR3 the words need the handler's IPC buffer (h). */
-    if (n > NUM_MSG_REGISTERS && !ipc_buffer_kptr(receiver))
+    /* Beyond MR3 the words need the handler's IPC buffer (h). The first
+     * four go to registers; the buffer is found once for the rest. */
+    word_t *buf = n > NUM_MSG_REGISTERS ? ipc_buffer_kptr(receiver) : NULL;
+    if (!buf && n > NUM_MSG_REGISTERS)
         n = NUM_MSG_REGISTERS;
-    for (word_t i = 0; i < n; i++)
-        set_mr(receiver, i, mr[i]);
+    for (word_t i = 0; i < n && i < NUM_MSG_REGISTERS; i++)
+        receiver->ctx.x[REG_A2 + i] = mr[i];
+    for (word_t i = NUM_MSG_REGISTERS; i < n; i++)
+        buf[1 + i] = mr[i];
     receiver->ctx.x[REG_A0] = badge;
     receiver->ctx.x[REG_A1] = msginfo_new(f->type, 0, 0, n);
 }

@@ -12,8 +12,12 @@
 #include <refill.h>
 #include <timer.h>
 
-u64 refill_min_budget(void) { return us_to_ticks(REFILL_MIN_BUDGET_US); }
-u64 refill_wcet(void) { return us_to_ticks(REFILL_KERNEL_WCET_US); }
+u64 refill_min_budget_ticks, refill_wcet_ticks;
+void refill_timebase_changed(void)
+{
+    refill_min_budget_ticks = us_to_ticks(REFILL_MIN_BUDGET_US);
+    refill_wcet_ticks = us_to_ticks(REFILL_KERNEL_WCET_US);
+}
 
 static bool single(const struct sched_context *sc) { return sc->refill_count == 1; }
 static bool full(const struct sched_context *sc) { return sc->refill_count == sc->refill_max; }
@@ -66,22 +70,6 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
         add_tail(sc, (struct refill){ .release_time = now, .amount = 0 });
 }
 
-bool refill_ready(const struct sched_context *sc, u64 now)
-{
-    return cref(sc, sc->refill_head)->release_time <= now + refill_wcet();
-}
-
-/* What is left of the head after using `usage` of it (thesis: capacity). */
-static u64 head_left(const struct sched_context *sc, u64 usage)
-{
-    u64 a = cref(sc, sc->refill_head)->amount;
-    return usage > a ? 0 : a - usage;
-}
-
-bool refill_sufficient(const struct sched_context *sc, u64 usage)
-{
-    return head_left(sc, usage) >= refill_min_budget();
-}
 
 /* The head, used from its release, runs into the next refill's release: one
  * refill {head's time, both amounts} gives exactly the same time no earlier,

@@ -63,9 +63,7 @@ static void unknown_syscall(struct tcb *t, word_t number);
 
 static void cap_fault(struct tcb *t, cptr_t cptr, bool recv_phase)
 {
-    struct fault f = {0};
-    f.type = FAULT_CAP;
-    f.ip = t->ctx.fault_ip;
+    struct fault f = fault_new(FAULT_CAP, t->ctx.fault_ip);
     f.addr = cptr;
     f.in_recv_phase = recv_phase;
     handle_fault(t, &f);
@@ -158,50 +156,58 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocki
                               bool can_donate)
 {
     word_t info = t->ctx.x[REG_A1];
-    struct lookup_result r = lookup_cap_slot(t, cptr);
-    if (!r.slot) {
+    cte_t *slot = lookup_slot(t, cptr);
+    if (!slot) {
         if (blocking)
             cap_fault(t, cptr, false);
         return true;
     }
-    struct invocation inv = {.caller = t,
-                             .label = msginfo_label(info),
-                             .length = msginfo_length(info),
-                             .slot = r.slot,
-                             .cap = r.slot->cap,
-                             .call = call};
     /* Extra caps are looked up before decoding, as seL4 does: a failed
      * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
      * on as a null cap for the decoder to reject. */
+    cte_t *extra_slot[MSG_MAX_EXTRA_CAPS];
     word_t *buf = ipc_buffer_kptr(t);
     word_t n_extra = buf ? msginfo_extra_caps(info) : 0;
     for (word_t i = 0; i < n_extra; i++) {
         cptr_t extra = buf[1 + MSG_MAX_LENGTH + 1 + i]; /* caps_or_badges[i] */
-        struct lookup_result er = lookup_cap_slot(t, extra);
-        if (!er.slot) {
+        extra_slot[i] = lookup_slot(t, extra);
+        if (!extra_slot[i]) {
             if (blocking)
                 cap_fault(t, extra, false);
             return true;
         }
-        inv.extra_slot[i] = er.slot;
-        inv.extra[i] = er.slot->cap;
     }
-    inv.n_extra = n_extra;
-    if (!buf && inv.length > NUM_MSG_REGISTERS)
-        inv.length = NUM_MSG_REGISTERS;
 
     /* IPC (G5): an endpoint send, or a reply. Neither writes an invocation
      * reply, except the empty success of Call on a reply cap (c.2). */
-    if (cap_type(inv.cap) == CAP_ENDPOINT && (cap_rights(inv.cap) & RIGHT_WRITE)) {
-        endpoint_send(t, inv.cap, blocking, call, can_donate);
+    cap_t c = slot->cap;
+    if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE)) {
+        endpoint_send(t, c, blocking, call, can_donate);
         return true;
     }
-    if (cap_type(inv.cap) == CAP_REPLY) {
-        do_reply_transfer(t, reply_from_cap(inv.cap), reply_cap_can_grant(inv.cap));
+    if (cap_type(c) == CAP_REPLY) {
+        do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
         if (call)
             reply_success(t, 0);
         return true;
     }
+    /* Every field is set (no zero-initialiser: that would be a memset of
+     * the whole structure on every invocation). */
+    struct invocation inv;
+    inv.caller = t;
+    inv.label = msginfo_label(info);
+    inv.length = msginfo_length(info);
+    if (!buf && inv.length > NUM_MSG_REGISTERS)
+        inv.length = NUM_MSG_REGISTERS;
+    inv.slot = slot;
+    inv.cap = c;
+    inv.call = call;
+    inv.n_extra = n_extra;
+    for (word_t i = 0; i < MSG_MAX_EXTRA_CAPS; i++) {
+        inv.extra_slot[i] = i < n_extra ? extra_slot[i] : NULL;
+        inv.extra[i] = i < n_extra ? extra_slot[i]->cap : cap_null();
+    }
+    inv.n_reply = 0;
     struct syscall_error err = cap_type(inv.cap) == CAP_ENDPOINT ? error1(ERR_INVALID_CAPABILITY, 0)
                                                                  : decode_invocation(&inv, first_phase);
     if (err.code == ERR_PREEMPTED) {
@@ -229,12 +235,12 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocki
 static void handle_recv(struct tcb *t, word_t number, bool blocking)
 {
     cptr_t cptr = t->ctx.x[REG_A0];
-    struct lookup_result r = lookup_cap_slot(t, cptr);
-    if (!r.slot) {
+    cte_t *slot = lookup_slot(t, cptr);
+    if (!slot) {
         cap_fault(t, cptr, true);
         return;
     }
-    cap_t c = r.slot->cap;
+    cap_t c = slot->cap;
     switch (cap_type(c)) {
     case CAP_NOTIFICATION: {
         struct notification *n = notification_from_cap(c);
@@ -255,12 +261,12 @@ static void handle_recv(struct tcb *t, word_t number, bool blocking)
                           (sword_t)number != SYS_NB_SEND_WAIT;
         if (with_reply) {
             cptr_t rptr = t->ctx.x[REG_A6];
-            struct lookup_result rr = lookup_cap_slot(t, rptr);
-            if (!rr.slot || cap_type(rr.slot->cap) != CAP_REPLY) {
+            cte_t *rslot = lookup_slot(t, rptr);
+            if (!rslot || cap_type(rslot->cap) != CAP_REPLY) {
                 cap_fault(t, rptr, true);
                 return;
             }
-            reply = reply_from_cap(rr.slot->cap);
+            reply = reply_from_cap(rslot->cap);
         }
         endpoint_receive(t, c, reply, blocking);
         return;
@@ -273,9 +279,7 @@ static void handle_recv(struct tcb *t, word_t number, bool blocking)
 
 static void unknown_syscall(struct tcb *t, word_t number)
 {
-    struct fault f = {0};
-    f.type = FAULT_UNKNOWN_SYSCALL;
-    f.ip = t->ctx.fault_ip;
+    struct fault f = fault_new(FAULT_UNKNOWN_SYSCALL, t->ctx.fault_ip);
     f.number = number;
     handle_fault(t, &f);
 }

@@ -1,6 +1,7 @@
 /* Conversions between the API's microseconds and timer ticks. The timebase
  * comes from the device tree (10 MHz on QEMU virt). */
 #include <boot.h>
+#include <refill.h>
 #include <timer.h>
 
 static u64 ticks_per_s;
@@ -10,6 +11,7 @@ void timer_init(u64 timebase_hz)
 {
     ticks_per_s = timebase_hz;
     timer_ticks_per_ms = timebase_hz / 1000;
+    refill_timebase_changed();
 }
 
 /* Exact for periods up to hours: us * hz stays below 2^64 for us < 2^64 / 2^24. */

@@ -94,10 +94,9 @@ static word_t transfer_caps(struct tcb *sender, word_t info, struct endpoint *ep
         return 0;
     cte_t *slots[MSG_MAX_EXTRA_CAPS];
     for (word_t i = 0; i < n; i++) {
-        struct lookup_result r = lookup_cap_slot(sender, sb[BUF_CAPS + i]);
-        if (!r.slot)
+        slots[i] = lookup_slot(sender, sb[BUF_CAPS + i]);
+        if (!slots[i])
             return 0;
-        slots[i] = r.slot;
     }
     cte_t *dest = receive_slot(receiver, rb);
     word_t unwrapped = 0;

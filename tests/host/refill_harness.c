@@ -55,6 +55,7 @@ static void dump(int ret, u64 now)
 int main(void)
 {
     char line[512];
+    refill_timebase_changed();
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     while (fgets(line, sizeof line, stdin)) {
         char op = line[0];
@@ -65,6 +66,7 @@ int main(void)
         case 'T':
             hz = a;
             timer_ticks_per_ms = hz / 1000;
+            refill_timebase_changed();
             printf("ok\n");
             break;
         case 'K':

@@ -20,8 +20,7 @@ void handle_exception(word_t scause, word_t stval)
      * state is not loaded; it is re-executed once the state is in. */
     if (scause == CAUSE_ILLEGAL_INSTR && fpu_take(t))
         kernel_exit();
-    struct fault f = {0};
-    f.ip = t->ctx.fault_ip;
+    struct fault f = fault_new(FAULT_NULL, t->ctx.fault_ip);
     switch (scause) {
     case CAUSE_INSTR_ACCESS:
     case CAUSE_INSTR_PAGE_FAULT:

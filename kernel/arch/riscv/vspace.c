@@ -73,8 +73,21 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa)
 
 /* ---- switching address spaces ---- */
 
+/* The arguments of the last vspace_activate and the ASID table's generation
+ * then: the same request with no ASID change since finds the same satp
+ * already active (the common case of a switch within one address space). */
+static paddr_t last_root;
+static word_t last_asid, last_generation;
+static bool last_valid;
+
 void vspace_activate(paddr_t root_pa, word_t asid)
 {
+    if (last_valid && root_pa == last_root && asid == last_asid && last_generation == asid_generation)
+        return;
+    last_valid = true;
+    last_root = root_pa;
+    last_asid = asid;
+    last_generation = asid_generation;
     /* Only the root the ASID table registers for this ASID is a VSpace
      * (a page table that is not a root, or a root whose ASID or pool has
      * been deleted, must not be used: its memory may be reused). */

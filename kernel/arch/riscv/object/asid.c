@@ -14,6 +14,7 @@ _Static_assert(ASID_POOL_ENTRIES == (1u << ASID_POOL_INDEX_BITS), "pool entries"
 _Static_assert(NUM_ASID_POOLS == (1u << NUM_ASID_POOLS_BITS), "pool count");
 
 paddr_t asid_table[NUM_ASID_POOLS];
+word_t asid_generation;
 
 static struct asid_pool *pool_ptr(paddr_t p) { return (struct asid_pool *)paddr_to_kptr(p); }
 
@@ -21,6 +22,7 @@ void asid_boot_init(paddr_t pool_pa, word_t asid, paddr_t vspace_pa)
 {
     asid_table[asid >> ASID_LOW_BITS] = pool_pa;
     pool_ptr(pool_pa)->vspace[asid & MASK(ASID_LOW_BITS)] = vspace_pa;
+    asid_generation++;
 }
 
 paddr_t find_vspace_for_asid(word_t asid)
@@ -51,12 +53,17 @@ word_t asid_pool_first_free(const struct asid_pool *pool, word_t base)
     return i;
 }
 
-void asid_register_pool(word_t pool_number, paddr_t pool) { asid_table[pool_number] = pool; }
+void asid_register_pool(word_t pool_number, paddr_t pool)
+{
+    asid_table[pool_number] = pool;
+    asid_generation++;
+}
 
 void asid_assign(word_t asid, paddr_t root)
 {
     paddr_t pool = asid_table[asid >> ASID_LOW_BITS];
     pool_ptr(pool)->vspace[asid & MASK(ASID_LOW_BITS)] = root;
+    asid_generation++;
     /* Nothing of a previous user of this ASID may survive in the TLB. */
     vspace_flush_asid(asid);
 }
@@ -70,6 +77,7 @@ void delete_asid(word_t asid, paddr_t root)
         return;
     vspace_flush_asid(asid);
     pool_ptr(pool)->vspace[asid & MASK(ASID_LOW_BITS)] = 0;
+    asid_generation++;
     vspace_revalidate_active();
 }
 
@@ -83,6 +91,7 @@ void delete_asid_pool(word_t base, paddr_t pool)
      * entries of every ASID it covered dropped. One flush of all non-global
      * entries is cheaper than 512 per-ASID flushes. */
     asid_table[n] = 0;
+    asid_generation++;
     sfence_vma_all();
     vspace_revalidate_active();
 }

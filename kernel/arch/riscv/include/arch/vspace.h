@@ -99,6 +99,9 @@ struct asid_pool {
     paddr_t vspace[ASID_POOL_ENTRIES]; /* root table of each ASID, 0 = free */
 };
 extern paddr_t asid_table[NUM_ASID_POOLS]; /* pool object of each pool number, 0 = none */
+/* Bumped by every change to the ASID table or a pool (vspace_activate
+ * re-validates a VSpace only after one). */
+extern word_t asid_generation;
 /* The root registered for asid, or 0 (seL4's findVSpaceForASID). */
 paddr_t find_vspace_for_asid(word_t asid);
 /* First pool number with no pool, or NUM_ASID_POOLS if all exist. */
