@@ -41,7 +41,7 @@ static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(ca
  * at most max_levels CNodes (NULL if more are needed). Each level consumes
  * at least one bit, so 64 levels always suffice. Kept inline: it is the
  * first thing every system call does. */
-static inline cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
+static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
 {
     word_t remaining = 64;
     for (int level = 0; level < max_levels; level++) {
