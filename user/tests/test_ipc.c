@@ -738,8 +738,8 @@ static seL4_Word measure_call(seL4_CPtr ep, seL4_Word len)
     return best;
 }
 
-/* Call + ReplyRecv round trips (slowpath; there is no fastpath), active
- * and passive server, 0, 4 and 120 words; docs/ipc.md quotes them. The
+/* Call + ReplyRecv round trips, active server (slow path) and passive
+ * server (fastpath up to 4 words), 0, 4 and 120 words; docs/ipc.md. The
  * figures are of the check flavour when run from the suite (they include
  * the invariant checker's work); use a release build to quote. */
 KTEST(ipc, report_round_trip_instructions)
