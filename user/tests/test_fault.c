@@ -392,14 +392,6 @@ static void child_spin(seL4_Word unused0, seL4_Word unused1, seL4_Word unused2)
 
 /* A child spinning on a sporadic SC (1 ms every 10 ms, badge 0x5c) whose
  * timeout faults go to ep. */
-/* Booted with icount=1 (tests/test_ktest.py says so when it runs QEMU with
- * -icount shift=0): time is exact. */
-static bool fault_exact_time(void)
-{
-    char v[8];
-    return kairos_arg_get(kairos_bootargs(), "icount", v, sizeof(v)) && v[0] == '1';
-}
-
 static kt_thread_t *timeout_child(seL4_CPtr ep, bool sporadic)
 {
     kt_thread_t *t = kt_thread_new(150, true, false);
@@ -426,10 +418,7 @@ KTEST(fault, timeout_fault_on_budget_exhaustion_and_label_0_resumes)
         KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
         KASSERT_EQ(seL4_MessageInfo_get_length(m), 2);
         KASSERT_EQ(seL4_GetMR(0), 0x5c);
-        /* About the 1 ms budget under -icount (booted with icount=1). With
-         * the host clock, a host stall makes the previous period overrun,
-         * which the sporadic rule takes off the next refill: only > 0. */
-        KASSERT(seL4_GetMR(1) >= (fault_exact_time() ? 900 : 1));
+        KASSERT(seL4_GetMR(1) >= 900); /* about the 1 ms budget */
         seL4_Word before = spins;
         KASSERT(before > 0);
         /* Label 0, no registers: it resumes where it was, next period. */
