@@ -29,8 +29,16 @@ def ktest_elf(check_kernel) -> Path:
     return KTEST_ELF
 
 
+def suite_append(filter_: str | None, icount: bool) -> str | None:
+    """The boot arguments: the test filter, and timing=host without -icount
+    (QEMU's timer then follows the host clock, so the suite checks only
+    timing that a host stall cannot break)."""
+    words = ([f"ktest={filter_}"] if filter_ else []) + ([] if icount else ["timing=host"])
+    return " ".join(words) or None
+
+
 def run_suite(kernel: Path, elf: Path, memory: str, filter_: str | None = None, icount: bool = False):
-    append = f"ktest={filter_}" if filter_ else None
+    append = suite_append(filter_, icount)
     r = run(elf, kernel=kernel, memory=memory, timeout=300, append=append, icount=icount)
     failed = [l for l in r.lines if TEST_LINE.match(l) and TEST_LINE.match(l).group(2) == "FAIL"]
     finals = [m for m in (RESULT_LINE.match(l) for l in r.lines) if m]
@@ -115,7 +123,7 @@ def test_on_target_suite(ktest_elf, check_kernel, tmp_path, memory):
     # The device tree the root task found is the one QEMU built, as OpenSBI
     # passed it on: identical except for OpenSBI's documented fix-ups and
     # the random seed QEMU draws per boot.
-    dtb = dump_dtb(tmp_path, check_kernel, ktest_elf, memory)
+    dtb = dump_dtb(tmp_path, check_kernel, ktest_elf, memory, suite_append(filter_, icount))
     seen = bytes.fromhex("".join(l.split()[2] for l in r.lines if l.startswith("bootinfo: dtb-hex ")))
     crc = next(l for l in r.lines if l.startswith("bootinfo: dtb-crc32")).split()
     assert int(crc[2], 16) == zlib.crc32(seen) and int(crc[4]) == len(seen)

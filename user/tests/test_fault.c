@@ -392,6 +392,14 @@ static void child_spin(seL4_Word unused0, seL4_Word unused1, seL4_Word unused2)
 
 /* A child spinning on a sporadic SC (1 ms every 10 ms, badge 0x5c) whose
  * timeout faults go to ep. */
+/* Booted with timing=host (tests/test_ktest.py, runs without -icount): QEMU's
+ * timer follows the host clock, so a busy host stretches any interval. */
+static bool host_clock(void)
+{
+    char v[8];
+    return kairos_arg_get(kairos_bootargs(), "timing", v, sizeof(v)) && v[0] == 'h';
+}
+
 static kt_thread_t *timeout_child(seL4_CPtr ep, bool sporadic)
 {
     kt_thread_t *t = kt_thread_new(150, true, false);
@@ -411,6 +419,7 @@ KTEST(fault, timeout_fault_on_budget_exhaustion_and_label_0_resumes)
     seL4_CPtr reply = kt_make(seL4_ReplyObject, 0);
     kt_thread_t *c = timeout_child(ep, true);
     kt_thread_start(c, child_spin, 0, 0, 0);
+    seL4_Word used_before = 0;
     for (int round = 0; round < 2; round++) {
         seL4_Word badge = 0;
         seL4_MessageInfo_t m = seL4_Recv(ep, &badge, reply);
@@ -418,7 +427,17 @@ KTEST(fault, timeout_fault_on_budget_exhaustion_and_label_0_resumes)
         KASSERT_EQ(seL4_MessageInfo_get_label(m), seL4_Fault_Timeout);
         KASSERT_EQ(seL4_MessageInfo_get_length(m), 2);
         KASSERT_EQ(seL4_GetMR(0), 0x5c);
-        KASSERT(seL4_GetMR(1) >= 900); /* about the 1 ms budget */
+        seL4_Word used = seL4_GetMR(1);
+        /* About the 1 ms budget. With the host clock (tests/test_ktest.py
+         * boots with timing=host) a host stall can make a period overrun,
+         * and the sporadic rule takes the overrun off the next refill: then
+         * only the two periods together are about two budgets. */
+        if (round == 0 || !host_clock())
+            KASSERT_MSG(used >= 900, "round %d consumed %lu us", round, (unsigned long)used);
+        else
+            KASSERT_MSG(used_before + used >= 1800, "consumed %lu + %lu us", (unsigned long)used_before,
+                        (unsigned long)used);
+        used_before = used;
         seL4_Word before = spins;
         KASSERT(before > 0);
         /* Label 0, no registers: it resumes where it was, next period. */
