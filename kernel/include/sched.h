@@ -83,15 +83,17 @@ static ALWAYS_INLINE int highest_ready_priority(void)
     return word * 64 + bit;
 }
 
-/* No ready thread has a priority above p (p < CONFIG_NUM_PRIORITIES): a
- * thread at p would be the scheduler's choice. Two bitmap tests instead of
- * a search. */
-static ALWAYS_INLINE bool ready_none_above(u32 p)
+/* No ready thread has a priority at or above p (p < CONFIG_NUM_PRIORITIES),
+ * so a thread at p woken now would be the scheduler's next choice even
+ * though the slow path puts it behind ready threads of its own priority.
+ * Two bitmap tests instead of a search. */
+static ALWAYS_INLINE bool ready_none_at_or_above(u32 p)
 {
     struct sched_node *n = NODE;
     u32 word = p / 64;
-    /* Shifts by at most 63 each (a shift by 64 is undefined). */
-    return ((n->bitmap_top >> word) >> 1) == 0 && ((n->bitmap[word] >> (p % 64)) >> 1) == 0;
+    /* No non-empty word above p's (a shift by at most 63, then by 1: a
+     * shift by 64 is undefined), and no bit from p up in p's word. */
+    return ((n->bitmap_top >> word) >> 1) == 0 && (n->bitmap[word] >> (p % 64)) == 0;
 }
 
 #endif

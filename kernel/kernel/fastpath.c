@@ -96,15 +96,6 @@ static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
     restore_user_context(&next->ctx);
 }
 
-/* No ready thread has a priority at or above p, so that the thread at p
- * switched to is the one the slow path would run: the slow path puts a
- * woken thread at the tail of its priority's ready queue, behind any ready
- * thread of the same priority (test_fastpath.c, "ready thread equal to"). */
-static ALWAYS_INLINE bool ready_none_at_or_above(u32 p)
-{
-    return ready_none_above(p) && ((NODE->bitmap[p / 64] >> (p % 64)) & 1) == 0;
-}
-
 void fastpath_call(void)
 {
     struct tcb *t = current_thread;
