@@ -69,12 +69,19 @@ struct invocation {
     word_t n_reply;     /* perform steps that return words set them with set_mr and count them here */
 };
 
-/* The outcome of decoding: ERR_NONE, or the error and its message words. */
+/* The outcome of decoding: ERR_NONE, or an error. The error's message
+ * words and how many there are sit in syscall_error_words and
+ * syscall_error_length (as seL4 keeps them in current_syscall_error): the
+ * outcome itself is one register, so success costs nothing to return. Only
+ * the error constructors below write them, and an error is replied before
+ * the next system call can build another. */
 struct syscall_error {
-    enum error_code code;
-    word_t n;
-    word_t mr[5];
+    word_t code; /* enum error_code, in a whole register */
 };
+
+#define SYSCALL_ERROR_MAX_WORDS 5
+extern word_t syscall_error_words[SYSCALL_ERROR_MAX_WORDS];
+extern word_t syscall_error_length;
 
 /* Internal status, never seen by user code: a long operation stopped at a
  * preemption point with an interrupt pending. The system call is restarted
@@ -82,27 +89,55 @@ struct syscall_error {
  * object records how far it got, so no work is repeated. */
 #define ERR_PREEMPTED ((enum error_code)100)
 
-static inline struct syscall_error no_error(void) { struct syscall_error e = {ERR_NONE, 0, {0}}; return e; }
-static inline struct syscall_error error0(enum error_code c) { struct syscall_error e = {c, 0, {0}}; return e; }
+static inline struct syscall_error no_error(void) { struct syscall_error e = {ERR_NONE}; return e; }
+static inline struct syscall_error error0(enum error_code c)
+{
+    syscall_error_length = 0;
+    struct syscall_error e = {c};
+    return e;
+}
 static inline struct syscall_error error1(enum error_code c, word_t a)
 {
-    struct syscall_error e = {c, 1, {a, 0, 0, 0, 0}};
+    syscall_error_words[0] = a;
+    syscall_error_length = 1;
+    struct syscall_error e = {c};
     return e;
 }
 static inline struct syscall_error range_error(word_t min, word_t max)
 {
-    struct syscall_error e = {ERR_RANGE_ERROR, 2, {min, max, 0, 0, 0}};
+    syscall_error_words[0] = min;
+    syscall_error_words[1] = max;
+    syscall_error_length = 2;
+    struct syscall_error e = {ERR_RANGE_ERROR};
     return e;
 }
 
-word_t get_mr(struct tcb *t, word_t i);
+/* The kernel address of t's IPC buffer, or NULL if it has none (no frame
+ * cap in its buffer slot, or address 0). */
+static inline word_t *ipc_buffer_kptr(struct tcb *t)
+{
+    cap_t c = t->slots[TCB_SLOT_IPC_BUFFER].cap;
+    if (cap_type(c) != CAP_FRAME || t->ipc_buffer == 0)
+        return NULL;
+    word_t size_bits = 12 + 9 * cap_frame_size(c);
+    return (word_t *)paddr_to_kptr(cap_obj(c) + (t->ipc_buffer & MASK(size_bits)));
+}
+word_t get_mr_from_buffer(struct tcb *t, word_t i);
+/* Message word i: the first NUM_MSG_REGISTERS travel in a2-a5, the rest in
+ * the IPC buffer (0 without one). Inline: decoders read their few register
+ * words on every invocation. */
+static inline word_t get_mr(struct tcb *t, word_t i)
+{
+    if (i < NUM_MSG_REGISTERS)
+        return t->ctx.x[REG_A2 + i];
+    return get_mr_from_buffer(t, i);
+}
 void set_mr(struct tcb *t, word_t i, word_t v);
-word_t *ipc_buffer_kptr(struct tcb *t);
 /* Reply to an invocation: label 0 and n return words already set by set_mr. */
 void reply_success(struct tcb *t, word_t n);
-void reply_error(struct tcb *t, const struct syscall_error *e);
+void reply_error(struct tcb *t, struct syscall_error e);
 
-static inline struct syscall_error preempted(void) { struct syscall_error e = {ERR_PREEMPTED, 0, {0}}; return e; }
+static inline struct syscall_error preempted(void) { struct syscall_error e = {ERR_PREEMPTED}; return e; }
 
 /* Decoders, one per object type (in kernel/object/ and arch/riscv/object/).
  * Each validates the whole invocation in seL4's order

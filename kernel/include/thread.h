@@ -2,13 +2,19 @@
 #ifndef KAIROS_THREAD_H
 #define KAIROS_THREAD_H
 
+#include <arch/machine.h>
+#include <arch/vspace.h>
 #include <object.h>
+#include <refill.h>
+#include <sched.h>
 
 /* The thread whose context the kernel entered from (NULL while idle, or once
  * the current thread's TCB has been finalised during this kernel entry). */
 extern struct tcb *current_thread;
 
 static inline struct tcb *tcb_from_paddr(paddr_t p);
+/* sched_entry's slow part: the current SC's budget ran out (thread.c). */
+bool sched_entry_budget_exhausted(void);
 /* Running or Restart: the thread wants the CPU. */
 bool thread_is_runnable(const struct tcb *t);
 /* Runnable and bound to a configured scheduling context: the thread may be
@@ -23,7 +29,22 @@ void thread_set_state(struct tcb *t, enum thread_state s);
  * moved off the CPU (to its ready queue's tail, or to the release queue until
  * its next refill) and the entry's work must not be done (a system call is
  * re-executed from FaultIP when the thread runs again). */
-bool sched_entry(void);
+static ALWAYS_INLINE bool sched_entry(void)
+{
+    struct sched_node *n = NODE;
+    u64 now = machine_time();
+    u64 delta = now - n->stamp;
+    n->stamp = now;
+    struct sched_context *sc = n->cur_sc;
+    if (!sc)
+        return true;
+    sc->consumed += delta;
+    n->consumed += delta;
+    struct tcb *t = current_thread;
+    if (!t || t->sc != sc || (refill_ready(sc, now) && refill_sufficient(sc, n->consumed)))
+        return true;
+    return sched_entry_budget_exhausted();
+}
 /* Charge the last `ticks` of this kernel entry to no context (the check
  * flavour's invariant checker). */
 void sched_skip_time(u64 ticks);
@@ -63,8 +84,16 @@ void thread_set_flags(struct tcb *t, word_t flags);
  * loaded; load it. Returns false if that was not the reason for the trap
  * (FPU disabled, or already loaded): the trap is a user exception. */
 bool fpu_take(struct tcb *t);
-/* Switch to t's address space (the kernel's if t has no valid VSpace). */
-void thread_activate_vspace(struct tcb *t);
+/* Run on t's VSpace (the kernel's root if its VSpace cap is not a page
+ * table; vspace_activate refuses a table that is not a registered root). */
+static ALWAYS_INLINE void thread_activate_vspace(struct tcb *t)
+{
+    cap_t vs = t->slots[TCB_SLOT_VSPACE].cap;
+    if (cap_type(vs) == CAP_PAGE_TABLE)
+        vspace_activate(cap_obj(vs), cap_mapped_asid(vs));
+    else
+        vspace_activate(kptr_to_paddr(kernel_root_pt), 0);
+}
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);
 /* The scheduler must stop charging sc (it is being unbound, reconfigured or

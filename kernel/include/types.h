@@ -30,6 +30,10 @@ typedef word_t cptr_t;    /* user capability pointer */
 #define NORETURN __attribute__((noreturn))
 /* For the few hot helpers of the IPC fastpath, which must not cost a call. */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+/* A decoder kept out of its dispatcher, so that the dispatcher tail-calls
+ * it and the common invocations do not pay for the register pressure of
+ * the rare ones. */
+#define NOINLINE __attribute__((noinline))
 #define PACKED __attribute__((packed))
 #define ALIGNED(n) __attribute__((aligned(n)))
 #define SECTION(s) __attribute__((section(s)))

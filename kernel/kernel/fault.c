@@ -182,6 +182,12 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
     receiver->ctx.x[REG_A1] = msginfo_new(f->type, 0, 0, n);
 }
 
+/* Reply word i of a fault reply. Out of line on purpose: with get_mr
+ * inlined, gcc splits each copy loop below into a register loop and a
+ * buffer loop, and the WCET analyser could then bound neither by the
+ * annotation on its source line. A fault reply is not a hot path. */
+static NOINLINE word_t reply_word(struct tcb *replier, word_t i) { return get_mr(replier, i); }
+
 bool fault_handle_reply(struct tcb *t, struct tcb *replier)
 {
     word_t info = replier->ctx.x[REG_A1];
@@ -192,7 +198,7 @@ bool fault_handle_reply(struct tcb *t, struct tcb *replier)
         /* FaultIP, SP, RA, A0-A6 in that order. */
         word_t n = len < 10 ? len : 10;
         for (word_t i = 0; i < n; i++) {
-            word_t v = get_mr(replier, i);
+            word_t v = reply_word(replier, i);
             if (i == 0)
                 t->ctx.fault_ip = v;
             else if (i == 1)
@@ -215,7 +221,7 @@ bool fault_handle_reply(struct tcb *t, struct tcb *replier)
     case FAULT_TIMEOUT: {
         word_t n = len < 32 ? len : 32;
         for (word_t i = 0; i < n; i++) {
-            word_t v = get_mr(replier, i);
+            word_t v = reply_word(replier, i);
             if (i == 0)
                 t->ctx.fault_ip = v;
             else

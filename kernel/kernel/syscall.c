@@ -12,19 +12,8 @@
 #include <arch/machine.h>
 #include <thread.h>
 
-word_t *ipc_buffer_kptr(struct tcb *t)
+word_t get_mr_from_buffer(struct tcb *t, word_t i)
 {
-    cap_t c = t->slots[TCB_SLOT_IPC_BUFFER].cap;
-    if (cap_type(c) != CAP_FRAME || t->ipc_buffer == 0)
-        return NULL;
-    word_t size_bits = 12 + 9 * cap_frame_size(c);
-    return (word_t *)paddr_to_kptr(cap_obj(c) + (t->ipc_buffer & MASK(size_bits)));
-}
-
-word_t get_mr(struct tcb *t, word_t i)
-{
-    if (i < NUM_MSG_REGISTERS)
-        return t->ctx.x[REG_A2 + i];
     word_t *buf = ipc_buffer_kptr(t);
     return buf ? buf[1 + i] : 0;
 }
@@ -51,12 +40,12 @@ void reply_success(struct tcb *t, word_t n)
     t->ctx.x[REG_A1] = msginfo_new(0, 0, 0, clamp_length(t, n));
 }
 
-void reply_error(struct tcb *t, const struct syscall_error *e)
+void reply_error(struct tcb *t, struct syscall_error e)
 {
-    for (word_t i = 0; i < e->n; i++)
-        set_mr(t, i, e->mr[i]);
+    for (word_t i = 0; i < syscall_error_length; i++)
+        set_mr(t, i, syscall_error_words[i]);
     t->ctx.x[REG_A0] = 0;
-    t->ctx.x[REG_A1] = msginfo_new(e->code, 0, 0, clamp_length(t, e->n));
+    t->ctx.x[REG_A1] = msginfo_new(e.code, 0, 0, clamp_length(t, syscall_error_length));
 }
 
 static void unknown_syscall(struct tcb *t, word_t number);
@@ -69,26 +58,32 @@ static void cap_fault(struct tcb *t, cptr_t cptr, bool recv_phase)
     handle_fault(t, &f);
 }
 
+word_t syscall_error_words[SYSCALL_ERROR_MAX_WORDS];
+word_t syscall_error_length;
+
 struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f)
 {
-    struct syscall_error e = {ERR_FAILED_LOOKUP, 2, {source, (word_t)f->type + 1, 0, 0, 0}};
+    struct syscall_error e = {ERR_FAILED_LOOKUP};
+    syscall_error_length = 2;
+    syscall_error_words[0] = source;
+    syscall_error_words[1] = (word_t)f->type + 1;
     switch (f->type) {
     case LOOKUP_INVALID_ROOT:
         break;
     case LOOKUP_MISSING_CAPABILITY:
-        e.mr[2] = f->bits_left;
-        e.n = 3;
+        syscall_error_words[2] = f->bits_left;
+        syscall_error_length = 3;
         break;
     case LOOKUP_DEPTH_MISMATCH:
-        e.mr[2] = f->bits_left;
-        e.mr[3] = f->bits_found;
-        e.n = 4;
+        syscall_error_words[2] = f->bits_left;
+        syscall_error_words[3] = f->bits_found;
+        syscall_error_length = 4;
         break;
     case LOOKUP_GUARD_MISMATCH:
-        e.mr[2] = f->bits_left;
-        e.mr[3] = f->guard_found;
-        e.mr[4] = f->bits_found;
-        e.n = 5;
+        syscall_error_words[2] = f->bits_left;
+        syscall_error_words[3] = f->guard_found;
+        syscall_error_words[4] = f->bits_found;
+        syscall_error_length = 5;
         break;
     }
     return e;
@@ -149,81 +144,107 @@ static struct syscall_error decode_invocation(struct invocation *inv, bool first
     return error1(ERR_INVALID_CAPABILITY, 0);
 }
 
-/* Invoke the cap at cptr with the message in a1-a5 (and the IPC buffer).
- * Returns false if a long operation was preempted: the system call will be
- * re-executed, so a receive phase must not follow. */
-static bool handle_invocation(struct tcb *t, cptr_t cptr, bool call, bool blocking, bool first_phase,
-                              bool can_donate)
-{
-    word_t info = t->ctx.x[REG_A1];
-    cte_t *slot = lookup_slot(t, cptr);
-    if (!slot) {
-        if (blocking)
-            cap_fault(t, cptr, false);
-        return true;
-    }
-    /* Extra caps are looked up before decoding, as seL4 does: a failed
-     * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
-     * on as a null cap for the decoder to reject. */
-    cte_t *extra_slot[MSG_MAX_EXTRA_CAPS];
-    word_t *buf = ipc_buffer_kptr(t);
-    word_t n_extra = buf ? msginfo_extra_caps(info) : 0;
-    for (word_t i = 0; i < n_extra; i++) {
-        cptr_t extra = buf[1 + MSG_MAX_LENGTH + 1 + i]; /* caps_or_badges[i] */
-        extra_slot[i] = lookup_slot(t, extra);
-        if (!extra_slot[i]) {
-            if (blocking)
-                cap_fault(t, extra, false);
-            return true;
-        }
-    }
+/* How handle_invocation was reached (one word: fewer live registers). */
+enum invocation_flags {
+    INVOKE_CALL = 1,        /* Call: a reply is expected */
+    INVOKE_BLOCKING = 2,    /* Call and Send: a failed lookup is a cap fault */
+    INVOKE_FIRST_PHASE = 4, /* the send phase of ReplyRecv, NBSendRecv, NBSendWait */
+    INVOKE_CAN_DONATE = 8,  /* an endpoint send may donate the caller's SC */
+};
 
-    /* IPC (G5): an endpoint send, or a reply. Neither writes an invocation
-     * reply, except the empty success of Call on a reply cap (c.2). */
-    cap_t c = slot->cap;
-    if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE)) {
-        endpoint_send(t, c, blocking, call, can_donate);
-        return true;
-    }
-    if (cap_type(c) == CAP_REPLY) {
-        do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
-        if (call)
-            reply_success(t, 0);
-        return true;
-    }
-    /* Every field is set (no zero-initialiser: that would be a memset of
-     * the whole structure on every invocation). */
-    struct invocation inv;
-    inv.caller = t;
-    inv.label = msginfo_label(info);
-    inv.length = msginfo_length(info);
-    if (!buf && inv.length > NUM_MSG_REGISTERS)
-        inv.length = NUM_MSG_REGISTERS;
-    inv.slot = slot;
-    inv.cap = c;
-    inv.call = call;
-    inv.n_extra = n_extra;
-    for (word_t i = 0; i < MSG_MAX_EXTRA_CAPS; i++) {
-        inv.extra_slot[i] = i < n_extra ? extra_slot[i] : NULL;
-        inv.extra[i] = i < n_extra ? extra_slot[i]->cap : cap_null();
-    }
-    inv.n_reply = 0;
-    struct syscall_error err = cap_type(inv.cap) == CAP_ENDPOINT ? error1(ERR_INVALID_CAPABILITY, 0)
-                                                                 : decode_invocation(&inv, first_phase);
-    if (err.code == ERR_PREEMPTED) {
+/* The invocation proper, once the caps are looked up and the cap is not an
+ * IPC object: decode (which may change nothing unless it succeeds), then
+ * the reply. Returns false if a long operation was preempted. */
+static bool invoke_object(struct invocation *inv, unsigned flags)
+{
+    struct tcb *t = inv->caller;
+    struct syscall_error err = cap_type(inv->cap) == CAP_ENDPOINT
+                                   ? error1(ERR_INVALID_CAPABILITY, 0)
+                                   : decode_invocation(inv, flags & INVOKE_FIRST_PHASE);
+    if (unlikely(err.code == ERR_PREEMPTED)) {
         /* Re-execute the ecall once the pending interrupt has been handled. */
         t->ctx.pc = t->ctx.fault_ip;
         debug_counters[COUNTER_PREEMPTION_RESTARTS]++;
         handle_pending_interrupts();
         return false;
     }
-    if (!call)
+    if (!(flags & INVOKE_CALL))
         return true;
     if (err.code != ERR_NONE)
-        reply_error(t, &err);
+        reply_error(t, err);
     else if (t->state == THREAD_RUNNING || t->state == THREAD_RESTART)
-        reply_success(t, inv.n_reply);
+        reply_success(t, inv->n_reply);
     return true;
+}
+
+/* Invoke the cap at cptr with the message in a1-a5 (and the IPC buffer).
+ * Returns false if a long operation was preempted: the system call will be
+ * re-executed, so a receive phase must not follow. */
+static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
+{
+    word_t info = t->ctx.x[REG_A1];
+    cte_t *slot = cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64); /* lookup_slot, inline */
+    if (!slot) {
+        if (flags & INVOKE_BLOCKING)
+            cap_fault(t, cptr, false);
+        return true;
+    }
+    /* Every field is set, none twice (a zero-initialiser would be a memset
+     * of the whole structure on every invocation). The IPC buffer is found
+     * only when the message needs it: extra caps or more than the register
+     * words. Without a buffer there are no extra caps and at most the
+     * register words. */
+    struct invocation inv;
+    inv.caller = t;
+    inv.label = msginfo_label(info);
+    inv.length = msginfo_length(info);
+    inv.n_extra = msginfo_extra_caps(info);
+    word_t *buf = NULL;
+    if (inv.n_extra != 0 || inv.length > NUM_MSG_REGISTERS) {
+        buf = ipc_buffer_kptr(t);
+        if (!buf) {
+            inv.n_extra = 0;
+            if (inv.length > NUM_MSG_REGISTERS)
+                inv.length = NUM_MSG_REGISTERS;
+        }
+    }
+    /* Extra caps are looked up before decoding, as seL4 does: a failed
+     * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
+     * on as a null cap for the decoder to reject. */
+    for (word_t i = 0; i < inv.n_extra; i++) {
+        cptr_t extra = buf[1 + MSG_MAX_LENGTH + 1 + i]; /* caps_or_badges[i] */
+        cte_t *s = lookup_slot(t, extra);
+        if (!s) {
+            if (flags & INVOKE_BLOCKING)
+                cap_fault(t, extra, false);
+            return true;
+        }
+        inv.extra_slot[i] = s;
+        inv.extra[i] = s->cap;
+    }
+
+    /* IPC (G5): an endpoint send, or a reply. Neither writes an invocation
+     * reply, except the empty success of Call on a reply cap (c.2). */
+    cap_t c = slot->cap;
+    if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE)) {
+        endpoint_send(t, c, flags & INVOKE_BLOCKING, flags & INVOKE_CALL, flags & INVOKE_CAN_DONATE);
+        return true;
+    }
+    if (cap_type(c) == CAP_REPLY) {
+        do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
+        if (flags & INVOKE_CALL)
+            reply_success(t, 0);
+        return true;
+    }
+    for (word_t i = inv.n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
+        inv.extra_slot[i] = NULL;
+        inv.extra[i] = cap_null();
+    }
+    inv.slot = slot;
+    inv.cap = c;
+    inv.call = flags & INVOKE_CALL;
+    inv.n_reply = 0;
+    return invoke_object(&inv, flags);
 }
 
 /* The receive phase (seL4's handleRecv) on the cap at a0. A notification
@@ -308,13 +329,13 @@ void handle_syscall(word_t number)
     t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
     switch ((sword_t)number) {
     case SYS_CALL:
-        handle_invocation(t, t->ctx.x[REG_A0], true, true, false, true);
+        handle_invocation(t, t->ctx.x[REG_A0], INVOKE_CALL | INVOKE_BLOCKING | INVOKE_CAN_DONATE);
         break;
     case SYS_SEND:
-        handle_invocation(t, t->ctx.x[REG_A0], false, true, false, false);
+        handle_invocation(t, t->ctx.x[REG_A0], INVOKE_BLOCKING);
         break;
     case SYS_NB_SEND:
-        handle_invocation(t, t->ctx.x[REG_A0], false, false, false, false);
+        handle_invocation(t, t->ctx.x[REG_A0], 0);
         break;
     case SYS_RECV:
     case SYS_WAIT:
@@ -328,15 +349,15 @@ void handle_syscall(word_t number)
      * and never replies (a failed lookup or a decode error is silent); only
      * a preempted send stops the receive, and the whole call restarts. */
     case SYS_REPLY_RECV:
-        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true, true))
+        if (handle_invocation(t, t->ctx.x[REG_A6], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
             handle_recv(t, number, true);
         break;
     case SYS_NB_SEND_RECV:
-        if (handle_invocation(t, t->ctx.x[REG_T0], false, false, true, true))
+        if (handle_invocation(t, t->ctx.x[REG_T0], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
             handle_recv(t, number, true);
         break;
     case SYS_NB_SEND_WAIT:
-        if (handle_invocation(t, t->ctx.x[REG_A6], false, false, true, true))
+        if (handle_invocation(t, t->ctx.x[REG_A6], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
             handle_recv(t, number, true);
         break;
     case SYS_YIELD:

@@ -75,7 +75,7 @@ bool thread_is_blocked(const struct tcb *t)
 u64 sched_now(void) { return NODE->stamp; }
 
 /* The SC's head refill may be used now, with `used` of it already used. */
-static bool sc_can_run(struct sched_context *sc, u64 used)
+static ALWAYS_INLINE bool sc_can_run(struct sched_context *sc, u64 used)
 {
     return refill_ready(sc, NODE->stamp) && refill_sufficient(sc, used);
 }
@@ -221,7 +221,7 @@ static void charge_current(void)
 }
 
 /* New time stamp: the time since the last one was used by cur_sc. */
-static void update_timestamp(void)
+static ALWAYS_INLINE void update_timestamp(void)
 {
     struct sched_node *n = NODE;
     u64 now = machine_time();
@@ -240,14 +240,11 @@ void sched_skip_time(u64 ticks)
     NODE->stamp += ticks;
 }
 
-bool sched_entry(void)
+bool sched_entry_budget_exhausted(void)
 {
     struct sched_node *n = NODE;
-    update_timestamp();
     struct tcb *t = current_thread;
     struct sched_context *sc = n->cur_sc;
-    if (!t || !sc || t->sc != sc || sc_can_run(sc, n->consumed))
-        return true;
     /* The budget ran out (the timer, or a system call in its last
      * MIN_BUDGET): behave as the timer interrupt would, and do not perform
      * the entry's work (the ecall is re-executed after replenishment). */
@@ -428,7 +425,7 @@ static void release_ready_threads(void)
  * higher priority is ready (equal priorities rotate only on Yield or budget
  * expiry). A preempted thread goes to the head of its queue, keeping its
  * place; one whose budget is used up is charged and parked. */
-static struct tcb *choose_thread(void)
+static ALWAYS_INLINE struct tcb *choose_thread(void)
 {
     struct sched_node *n = NODE;
     struct tcb *cur = current_thread;
@@ -456,12 +453,10 @@ static struct tcb *choose_thread(void)
     return next;
 }
 
-/* Program the timer for the next event: the running SC's budget expiry or
- * the earliest release, whichever is first. Only a changed time touches the
- * hardware. */
-static void set_next_timeout(void)
+/* The time of the next event: the running SC's budget expiry or the
+ * earliest release, whichever is first. */
+static ALWAYS_INLINE u64 next_timeout(const struct sched_node *n)
 {
-    struct sched_node *n = NODE;
     u64 when = NO_TIMEOUT;
     if (n->cur_sc) {
         /* consumed < head amount: the SC could run (sc_can_run). */
@@ -472,13 +467,26 @@ static void set_next_timeout(void)
         if (r < when)
             when = r;
     }
-    if (when == n->armed)
-        return;
+    return when;
+}
+
+static void program_timer(struct sched_node *n, u64 when)
+{
     u64 i0 = read_instret();
     machine_set_timeout(when);
     n->reprogram_instret = read_instret() - i0;
     n->n_reprograms++;
     n->armed = when;
+}
+
+/* Program the timer for the next event. Only a changed time touches the
+ * hardware (an entry that changed nothing about the schedule leaves it). */
+static ALWAYS_INLINE void set_next_timeout(void)
+{
+    struct sched_node *n = NODE;
+    u64 when = next_timeout(n);
+    if (when != n->armed)
+        program_timer(n, when);
 }
 
 /* Lazy FP switching (sched.h): t, whose FPU is enabled, executed an FP
@@ -502,14 +510,6 @@ bool fpu_take(struct tcb *t)
     return true;
 }
 
-void thread_activate_vspace(struct tcb *t)
-{
-    cap_t vs = t->slots[TCB_SLOT_VSPACE].cap;
-    if (cap_type(vs) == CAP_PAGE_TABLE)
-        vspace_activate(cap_obj(vs), cap_mapped_asid(vs));
-    else
-        vspace_activate(kptr_to_paddr(kernel_root_pt), 0);
-}
 
 void handle_pending_interrupts(void)
 {
@@ -536,16 +536,12 @@ u64 sched_debug_counter(word_t id)
     }
 }
 
-void kernel_exit(void)
+/* Nothing is runnable: wait for interrupts until something is. Bounded
+ * per interrupt; idle time is charged to no context. */
+static NOINLINE struct tcb *idle_until_runnable(void)
 {
-    struct sched_node *n = NODE;
-    if (n->stamp == 0) /* the exit that ends boot: time starts now */
-        n->stamp = machine_time();
-    release_ready_threads();
-    struct tcb *next = choose_thread();
+    struct tcb *next = NULL;
     while (!next) {
-        /* Idle: nothing to run until an interrupt makes something runnable.
-         * Bounded per interrupt; idle time is charged to no context. */
         charge_current();
         current_thread = NULL;
         set_next_timeout();
@@ -554,20 +550,42 @@ void kernel_exit(void)
         release_ready_threads();
         next = choose_thread();
     }
-    if (next->sc != n->cur_sc) {
-        /* SC switch: the outgoing SC is charged, the incoming one starts
-         * being used now (a released head moves up to now and absorbs
-         * refills due before it runs out). */
-        u64 i0 = read_instret();
-        charge_current();
-        (void)refill_unblock_check(next->sc, n->stamp);
-        n->cur_sc = next->sc;
-        u64 cost = read_instret() - i0;
-        n->sc_switch_instret = cost;
-        if (cost > n->sc_switch_max)
-            n->sc_switch_max = cost;
-        n->n_sc_switches++;
-    }
+    return next;
+}
+
+/* SC switch: the outgoing SC is charged, the incoming one starts being used
+ * now (a released head moves up to now and absorbs refills due before it
+ * runs out). */
+static void switch_sc(struct sched_node *n, struct sched_context *sc)
+{
+    u64 i0 = read_instret();
+    charge_current();
+    (void)refill_unblock_check(sc, n->stamp);
+    n->cur_sc = sc;
+    u64 cost = read_instret() - i0;
+    n->sc_switch_instret = cost;
+    if (cost > n->sc_switch_max)
+        n->sc_switch_max = cost;
+    n->n_sc_switches++;
+}
+
+/* Leave the kernel: pick the thread to run, charge and arm the timer for
+ * its SC, and restore it. Written for the common case of a system call
+ * after which the caller simply continues: then the release queue has
+ * nothing due, the same SC runs on, the timer keeps its time and the
+ * address space stays, and each of those costs one inline test. */
+void kernel_exit(void)
+{
+    struct sched_node *n = NODE;
+    if (unlikely(n->stamp == 0)) /* the exit that ends boot: time starts now */
+        n->stamp = machine_time();
+    if (n->release_head && refill_ready(n->release_head->sc, n->stamp))
+        release_ready_threads();
+    struct tcb *next = choose_thread();
+    if (unlikely(!next))
+        next = idle_until_runnable();
+    if (next->sc != n->cur_sc)
+        switch_sc(n, next->sc);
     set_next_timeout();
 
     word_t fs = fpu_status_for(next);

@@ -15,6 +15,7 @@
  */
 #include <ktest.h>
 #include <sel4/sel4.h>
+#include <stdio.h>
 
 enum {
     TAG_NULL = 0,
@@ -25,6 +26,7 @@ enum {
     TAG_NOTIFICATION = 6,
     TAG_CNODE = 10,
     TAG_THREAD = 12,
+    TAG_ZOMBIE = 18,
     TAG_SCHED_CONTEXT = 22,
 };
 
@@ -1239,6 +1241,16 @@ KTEST(tcb, thread_deletes_its_own_tcb)
     KASSERT(wait_for(&flag_word, 1));
     for (int i = 0; i < 2000 && seL4_DebugCapIdentify(c->tcb) != TAG_NULL; i++)
         seL4_Yield();
+    /* As in seL4, the first step of deleting a TCB suspends its thread. If
+     * a preemption point then finds an interrupt pending (under the host
+     * clock the check flavour's invariant checker can outlast the child's
+     * 1 ms slice), the delete stops with the cap a zombie and the thread,
+     * now inactive, never re-executes its call: the zombie stays until
+     * someone deletes the cap again, which finishes the job. */
+    if (seL4_DebugCapIdentify(c->tcb) == TAG_ZOMBIE) {
+        printf("ktest: tcb/thread_deletes_its_own_tcb: self-delete preempted, finished from the root\n");
+        KASSERT_EQ(seL4_CNode_Delete(ROOT, c->tcb, 64), seL4_NoError);
+    }
     KASSERT_EQ(seL4_DebugCapIdentify(c->tcb), TAG_NULL);
     yield_n(20);
     KASSERT_EQ(flag_word, 1);

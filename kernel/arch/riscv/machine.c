@@ -71,7 +71,6 @@ void machine_init_timer(const struct fdt_info *fdt)
     machine_disable_timeout();
 }
 
-u64 machine_time(void) { return read_time(); }
 bool machine_has_sstc(void) { return sstc; }
 
 void machine_set_timeout(u64 when)

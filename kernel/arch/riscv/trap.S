@@ -42,7 +42,7 @@ trap_entry:
     li t1, -2                   /* seL4_SysReplyRecv */
     beq a7, t1, 4f
 #endif
-    mv a0, a7
+5:  mv a0, a7
     j handle_syscall
 1:  mv a0, t0
     j handle_interrupt
@@ -50,8 +50,19 @@ trap_entry:
     csrr a1, stval
     j handle_exception
 #if CONFIG_FASTPATH
-3:  j fastpath_call
-4:  j fastpath_reply_recv
+    /* Only a message of at most four words and no caps (msginfo bits 0-8
+     * at most 4) can take the fastpath. Tested here, before any C frame is
+     * built, so that an object invocation by Call (caps or more words, as
+     * Page_Map) reaches the slow path for three more instructions;
+     * fastpath.c tests it again. */
+3:  andi t2, a1, 0x1ff
+    li t1, 4
+    bgtu t2, t1, 5b
+    j fastpath_call
+4:  andi t2, a1, 0x1ff
+    li t1, 4
+    bgtu t2, t1, 5b
+    j fastpath_reply_recv
 #endif
 
     .globl restore_user_context

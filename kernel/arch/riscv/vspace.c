@@ -17,7 +17,6 @@ pte_t kernel_root_pt[512] ALIGNED(4096);
 static word_t active_satp;
 
 static inline word_t pt_index(vaddr_t va, int level) { return (va >> (12 + 9 * level)) & 511; }
-static inline pte_t *pte_next_table(pte_t e) { return (pte_t *)paddr_to_kptr(pte_paddr(e)); }
 
 static inline word_t make_satp(paddr_t root_pa, word_t asid)
 {
@@ -73,21 +72,13 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa)
 
 /* ---- switching address spaces ---- */
 
-/* The arguments of the last vspace_activate and the ASID table's generation
- * then: the same request with no ASID change since finds the same satp
- * already active (the common case of a switch within one address space). */
-static paddr_t last_root;
-static word_t last_asid, last_generation;
-static bool last_valid;
+struct vspace_request vspace_last_request; /* root 0: none yet */
 
-void vspace_activate(paddr_t root_pa, word_t asid)
+void vspace_switch(paddr_t root_pa, word_t asid)
 {
-    if (last_valid && root_pa == last_root && asid == last_asid && last_generation == asid_generation)
-        return;
-    last_valid = true;
-    last_root = root_pa;
-    last_asid = asid;
-    last_generation = asid_generation;
+    vspace_last_request.root = root_pa;
+    vspace_last_request.asid = asid;
+    vspace_last_request.generation = asid_generation;
     /* Only the root the ASID table registers for this ASID is a VSpace
      * (a page table that is not a root, or a root whose ASID or pool has
      * been deleted, must not be used: its memory may be reused). */
@@ -113,48 +104,6 @@ void vspace_revalidate_active(void)
 void vspace_flush_asid(word_t asid) { sfence_vma_asid(asid); }
 
 /* ---- walks and PTEs ---- */
-
-struct pt_slot vspace_lookup_pt_slot(pte_t *root, vaddr_t vaddr)
-{
-    struct pt_slot r;
-    r.bits_left = 30;
-    r.slot = &root[(vaddr >> 30) & 511];
-    /* At most two descents: the 4 KiB level has no next table. */
-    for (int level = 2; level > 0 && pte_is_table(*r.slot); level--) {
-        r.bits_left -= 9;
-        r.slot = &pte_next_table(*r.slot)[(vaddr >> r.bits_left) & 511];
-    }
-    return r;
-}
-
-enum vm_rights mask_vm_rights(enum vm_rights vm, word_t cap_rights)
-{
-    bool read = (cap_rights & RIGHT_READ) != 0;
-    bool write = (cap_rights & RIGHT_WRITE) != 0;
-    if (vm == VM_READ_ONLY && read)
-        return VM_READ_ONLY;
-    if (vm == VM_READ_WRITE && read)
-        return write ? VM_READ_WRITE : VM_READ_ONLY;
-    return VM_KERNEL_ONLY;
-}
-
-pte_t make_user_pte(paddr_t frame, bool executable, enum vm_rights rights)
-{
-    bool write = rights == VM_READ_WRITE;
-    bool read = rights == VM_READ_WRITE || rights == VM_READ_ONLY;
-    /* Kernel-only without execute: nothing the user may do, so no mapping
-     * (the frame cap still records it). With execute: an execute-only page. */
-    if (!read && !write && !executable)
-        return 0;
-    pte_t pte = ((frame >> 12) << 10) | PTE_V | PTE_U | PTE_A | PTE_D;
-    if (read)
-        pte |= PTE_R;
-    if (write)
-        pte |= PTE_W;
-    if (executable)
-        pte |= PTE_X;
-    return pte;
-}
 
 void vspace_update_leaf(pte_t *slot, pte_t pte, word_t asid, vaddr_t vaddr)
 {

@@ -25,16 +25,6 @@ void asid_boot_init(paddr_t pool_pa, word_t asid, paddr_t vspace_pa)
     asid_generation++;
 }
 
-paddr_t find_vspace_for_asid(word_t asid)
-{
-    if (asid == ASID_INVALID || asid >= (1ul << ASID_BITS))
-        return 0;
-    paddr_t pool = asid_table[asid >> ASID_LOW_BITS];
-    if (!pool)
-        return 0;
-    return pool_ptr(pool)->vspace[asid & MASK(ASID_LOW_BITS)];
-}
-
 word_t asid_first_free_pool(void)
 {
     word_t i;

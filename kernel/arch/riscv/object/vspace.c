@@ -42,7 +42,7 @@ static void perform_page_table_unmap(cte_t *slot)
     slot->cap = cap_clear_mapping(c);
 }
 
-static struct syscall_error decode_page_table(struct invocation *inv)
+static NOINLINE struct syscall_error decode_page_table(struct invocation *inv)
 {
     struct tcb *t = inv->caller;
     cap_t cap = inv->cap;
@@ -97,7 +97,7 @@ static void perform_page_unmap(cte_t *slot)
     slot->cap = cap_clear_mapping(c);
 }
 
-static struct syscall_error decode_page_map(struct invocation *inv)
+static NOINLINE struct syscall_error decode_page_map(struct invocation *inv)
 {
     struct tcb *t = inv->caller;
     cap_t frame = inv->cap;
@@ -147,21 +147,32 @@ static struct syscall_error decode_page_map(struct invocation *inv)
     return no_error();
 }
 
+static NOINLINE struct syscall_error decode_page_unmap(struct invocation *inv)
+{
+    perform_page_unmap(inv->slot);
+    return no_error();
+}
+
+static NOINLINE struct syscall_error decode_page_get_address(struct invocation *inv)
+{
+    /* Only a Call gets the reply; a Send changes no register. */
+    if (inv->call) {
+        set_mr(inv->caller, 0, cap_obj(inv->cap));
+        inv->n_reply = 1;
+    }
+    return no_error();
+}
+
+/* Every case a tail call: Page_Map pays for no frame of its own here. */
 static struct syscall_error decode_frame(struct invocation *inv)
 {
     switch (inv->label) {
     case INV_PAGE_MAP:
         return decode_page_map(inv);
     case INV_PAGE_UNMAP:
-        perform_page_unmap(inv->slot);
-        return no_error();
+        return decode_page_unmap(inv);
     case INV_PAGE_GET_ADDRESS:
-        /* Only a Call gets the reply; a Send changes no register. */
-        if (inv->call) {
-            set_mr(inv->caller, 0, cap_obj(inv->cap));
-            inv->n_reply = 1;
-        }
-        return no_error();
+        return decode_page_get_address(inv);
     default:
         return error0(ERR_ILLEGAL_OPERATION);
     }
@@ -169,7 +180,7 @@ static struct syscall_error decode_frame(struct invocation *inv)
 
 /* ---- ASID control (label 42) ---- */
 
-static struct syscall_error decode_asid_control(struct invocation *inv)
+static NOINLINE struct syscall_error decode_asid_control(struct invocation *inv)
 {
     struct tcb *t = inv->caller;
 
@@ -214,7 +225,7 @@ static struct syscall_error decode_asid_control(struct invocation *inv)
 
 /* ---- ASID pools (label 43) ---- */
 
-static struct syscall_error decode_asid_pool(struct invocation *inv)
+static NOINLINE struct syscall_error decode_asid_pool(struct invocation *inv)
 {
     if (inv->label != INV_ASID_POOL_ASSIGN)
         return error0(ERR_ILLEGAL_OPERATION);

@@ -9,6 +9,7 @@
 #define ARCH_VSPACE_H
 
 #include <abi.h>
+#include <arch/memory.h>
 #include <cap.h>
 #include <types.h>
 
@@ -59,7 +60,27 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa);
  * Only a table that the ASID table currently registers for `asid` is used;
  * anything else (no ASID, a freed ASID, a non-root table) runs on the kernel's
  * root, i.e. with no user mappings, as behaviour.md (g) requires. */
-void vspace_activate(paddr_t root_pa, word_t asid);
+void vspace_switch(paddr_t root_pa, word_t asid);
+/* The arguments of the last vspace_switch and the ASID table's generation
+ * then: the same request with no ASID change since finds the same satp
+ * already active (the common case: an exit to the thread that entered, or
+ * a switch within one address space), so it costs a few compares inline.
+ * No request has root 0 (the kernel's root is not at physical 0). */
+struct vspace_request {
+    paddr_t root;
+    word_t asid;
+    word_t generation;
+};
+extern struct vspace_request vspace_last_request;
+/* Bumped by every change to the ASID table or a pool (vspace_activate
+ * re-validates a VSpace only after one). */
+extern word_t asid_generation;
+static ALWAYS_INLINE void vspace_activate(paddr_t root_pa, word_t asid)
+{
+    const struct vspace_request *r = &vspace_last_request;
+    if (root_pa != r->root || asid != r->asid || r->generation != asid_generation)
+        vspace_switch(root_pa, asid);
+}
 /* Re-check the active address space after an ASID was freed (seL4's
  * setVMRoot(ksCurThread) after deleteASID): never keep running on a root that
  * is no longer registered, since its memory may be reused. */
@@ -70,18 +91,56 @@ struct pt_slot {
     pte_t *slot;      /* entry where the walk stopped */
     word_t bits_left; /* 30, 21 or 12: the size bits that entry maps */
 };
-/* seL4's lookupPTSlot: descend from the root while the entry is a valid
- * pointer to a next-level table. Never fails. */
-struct pt_slot vspace_lookup_pt_slot(pte_t *root, vaddr_t vaddr);
 static inline bool pte_is_valid(pte_t e) { return (e & PTE_V) != 0; }
 static inline bool pte_is_table(pte_t e) { return (e & PTE_V) && !(e & (PTE_R | PTE_W | PTE_X)); }
 static inline paddr_t pte_paddr(pte_t e) { return (e >> 10) << 12; }
 static inline pte_t pte_table(paddr_t pt) { return ((pt >> 12) << 10) | PTE_V; }
+static inline pte_t *pte_next_table(pte_t e) { return (pte_t *)paddr_to_kptr(pte_paddr(e)); }
+/* seL4's lookupPTSlot: descend from the root while the entry is a valid
+ * pointer to a next-level table. Never fails. Inline, as the other small
+ * helpers below: Page_Map uses them all. */
+static inline struct pt_slot vspace_lookup_pt_slot(pte_t *root, vaddr_t vaddr)
+{
+    struct pt_slot r;
+    r.bits_left = 30;
+    r.slot = &root[(vaddr >> 30) & 511];
+    /* At most two descents: the 4 KiB level has no next table. */
+    for (int level = 2; level > 0 && pte_is_table(*r.slot); level--) {
+        r.bits_left -= 9;
+        r.slot = &pte_next_table(*r.slot)[(vaddr >> r.bits_left) & 511];
+    }
+    return r;
+}
 /* seL4's makeUserPTE: user, accessed, dirty, not global. Kernel-only rights
  * with execute-never give an invalid entry. */
-pte_t make_user_pte(paddr_t frame, bool executable, enum vm_rights rights);
+static inline pte_t make_user_pte(paddr_t frame, bool executable, enum vm_rights rights)
+{
+    bool write = rights == VM_READ_WRITE;
+    bool read = rights == VM_READ_WRITE || rights == VM_READ_ONLY;
+    /* Kernel-only without execute: nothing the user may do, so no mapping
+     * (the frame cap still records it). With execute: an execute-only page. */
+    if (!read && !write && !executable)
+        return 0;
+    pte_t pte = ((frame >> 12) << 10) | PTE_V | PTE_U | PTE_A | PTE_D;
+    if (read)
+        pte |= PTE_R;
+    if (write)
+        pte |= PTE_W;
+    if (executable)
+        pte |= PTE_X;
+    return pte;
+}
 /* seL4's maskVMRights: a frame's VM rights under a seL4_CapRights mask. */
-enum vm_rights mask_vm_rights(enum vm_rights vm, word_t cap_rights);
+static inline enum vm_rights mask_vm_rights(enum vm_rights vm, word_t cap_rights)
+{
+    bool read = (cap_rights & RIGHT_READ) != 0;
+    bool write = (cap_rights & RIGHT_WRITE) != 0;
+    if (vm == VM_READ_ONLY && read)
+        return VM_READ_ONLY;
+    if (vm == VM_READ_WRITE && read)
+        return write ? VM_READ_WRITE : VM_READ_ONLY;
+    return VM_KERNEL_ONLY;
+}
 
 /* Write a PTE and make the TLB forget what it cached for it. */
 void vspace_update_leaf(pte_t *slot, pte_t pte, word_t asid, vaddr_t vaddr);
@@ -99,11 +158,16 @@ struct asid_pool {
     paddr_t vspace[ASID_POOL_ENTRIES]; /* root table of each ASID, 0 = free */
 };
 extern paddr_t asid_table[NUM_ASID_POOLS]; /* pool object of each pool number, 0 = none */
-/* Bumped by every change to the ASID table or a pool (vspace_activate
- * re-validates a VSpace only after one). */
-extern word_t asid_generation;
 /* The root registered for asid, or 0 (seL4's findVSpaceForASID). */
-paddr_t find_vspace_for_asid(word_t asid);
+static inline paddr_t find_vspace_for_asid(word_t asid)
+{
+    if (asid == ASID_INVALID || asid >= (1ul << ASID_BITS))
+        return 0;
+    paddr_t pool = asid_table[asid >> ASID_LOW_BITS];
+    if (!pool)
+        return 0;
+    return ((const struct asid_pool *)paddr_to_kptr(pool))->vspace[asid & MASK(ASID_LOW_BITS)];
+}
 /* First pool number with no pool, or NUM_ASID_POOLS if all exist. */
 word_t asid_first_free_pool(void);
 /* Offset in the pool of its first free ASID (never ASID 0), or
