@@ -150,10 +150,11 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv);
 struct syscall_error decode_domain_invocation(struct invocation *inv);
 struct syscall_error decode_irq_control_invocation(struct invocation *inv);
 struct syscall_error decode_irq_handler_invocation(struct invocation *inv);
-/* Frames, page tables, ASID control and ASID pools. */
-struct syscall_error arch_decode_invocation(struct invocation *inv);
 
 /* Report a lookup failure as seL4's FailedLookup error (MR0 = source flag). */
 struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f);
+
+/* Frames, page tables, ASID control and ASID pools: arch_decode_invocation. */
+#include <arch/invocation.h>
 
 #endif

@@ -42,7 +42,7 @@ static void perform_page_table_unmap(cte_t *slot)
     slot->cap = cap_clear_mapping(c);
 }
 
-static NOINLINE struct syscall_error decode_page_table(struct invocation *inv)
+struct syscall_error decode_page_table_invocation(struct invocation *inv)
 {
     struct tcb *t = inv->caller;
     cap_t cap = inv->cap;
@@ -164,7 +164,7 @@ static NOINLINE struct syscall_error decode_page_get_address(struct invocation *
 }
 
 /* Every case a tail call: Page_Map pays for no frame of its own here. */
-static struct syscall_error decode_frame(struct invocation *inv)
+struct syscall_error decode_frame_invocation(struct invocation *inv)
 {
     switch (inv->label) {
     case INV_PAGE_MAP:
@@ -180,7 +180,7 @@ static struct syscall_error decode_frame(struct invocation *inv)
 
 /* ---- ASID control (label 42) ---- */
 
-static NOINLINE struct syscall_error decode_asid_control(struct invocation *inv)
+struct syscall_error decode_asid_control_invocation(struct invocation *inv)
 {
     struct tcb *t = inv->caller;
 
@@ -225,7 +225,7 @@ static NOINLINE struct syscall_error decode_asid_control(struct invocation *inv)
 
 /* ---- ASID pools (label 43) ---- */
 
-static NOINLINE struct syscall_error decode_asid_pool(struct invocation *inv)
+struct syscall_error decode_asid_pool_invocation(struct invocation *inv)
 {
     if (inv->label != INV_ASID_POOL_ASSIGN)
         return error0(ERR_ILLEGAL_OPERATION);
@@ -252,20 +252,4 @@ static NOINLINE struct syscall_error decode_asid_pool(struct invocation *inv)
     vspace_copy_kernel_mappings(pt_kptr(cap_obj(vs)));
     asid_assign(asid, cap_obj(vs));
     return no_error();
-}
-
-struct syscall_error arch_decode_invocation(struct invocation *inv)
-{
-    switch (cap_type(inv->cap)) {
-    case CAP_PAGE_TABLE:
-        return decode_page_table(inv);
-    case CAP_FRAME:
-        return decode_frame(inv);
-    case CAP_ASID_CONTROL:
-        return decode_asid_control(inv);
-    case CAP_ASID_POOL:
-        return decode_asid_pool(inv);
-    default:
-        return error0(ERR_ILLEGAL_OPERATION);
-    }
 }
