@@ -39,9 +39,6 @@ struct syscall_error cte_delete(cte_t *slot, bool exposed);
 /* Delete every descendant of slot, one child at a time from the front
  * (preemptible in the same way). */
 struct syscall_error cte_revoke(cte_t *slot);
-/* seL4's cteDeleteOne: delete a cap whose finalisation is known to be
- * immediate (anything but the last cap to a CNode or TCB, or a zombie). */
-void cte_delete_one(cte_t *slot);
 
 /* CNode-operation slot lookup with all of seL4's checks (lookupSlotForCNodeOp):
  * root not a CNode → FailedLookup(source, InvalidRoot); depth outside 1..64 →

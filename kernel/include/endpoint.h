@@ -36,8 +36,10 @@ void endpoint_cancel_ipc(struct tcb *t);
 /* t, blocked on an endpoint, changed priority: re-queue it. */
 void endpoint_reorder(struct tcb *t);
 /* The last cap to ep is going: every queued thread restarts (re-executes
- * its system call), or becomes inactive if it was sending a fault. */
-void endpoint_finalise(struct endpoint *ep);
+ * its system call), or becomes inactive if it was sending a fault. Returns
+ * false if it stopped at a preemption point with threads still queued (the
+ * delete is re-executed and continues). */
+bool endpoint_finalise(struct endpoint *ep);
 /* CNode_CancelBadgedSends (badge != 0): queued senders with that badge
  * restart. Returns true if it stopped at a pending interrupt (the
  * invocation is re-executed; what was done stays done). */

@@ -21,6 +21,6 @@ void irq_init(word_t ndev);
  * source nobody owns. */
 void irq_handle(word_t irq);
 /* The last handler cap for irq was deleted (finalise_cap). */
-void irq_handler_deleted(word_t irq);
+bool irq_handler_deleted(word_t irq); /* false: preempted, re-executed later */
 
 #endif

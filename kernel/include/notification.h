@@ -38,7 +38,7 @@ void notification_reorder(struct tcb *t);
 /* The last cap to n is going: unbind its scheduling context and thread and
  * restart every waiter (seL4: schedContext_unbindNtfn, unbindMaybeNotification,
  * cancelAllSignals). */
-void notification_finalise(struct notification *n);
+bool notification_finalise(struct notification *n); /* false: preempted, as endpoint_finalise */
 
 /* TCB_BindNotification / UnbindNotification (after their checks). */
 void notification_bind_tcb(struct notification *n, struct tcb *t);

@@ -95,6 +95,10 @@ struct tcb {
     u32 ipc_flags;
     struct reply *reply;
     struct fault fault; /* pending fault message (FAULT_NULL: none) */
+    /* SchedContext_YieldTo that made another thread run first (seL4's
+     * tcbYieldTo): the context yielded to, whose consumed time this thread
+     * is told when it next runs; NULL otherwise. */
+    struct sched_context *yield_to;
     struct tcb *ready_next; /* ready queue of its priority */
     struct tcb *ready_prev;
     bool in_ready_queue;

@@ -30,6 +30,10 @@ word_t cap_object_size(cap_t c);
 struct finalise_result {
     cap_t remainder;     /* null when finalisation is complete */
     bool done;
+    /* Stopped at a preemption point (an endpoint or notification with
+     * threads still to restart): nothing to remove yet, the cap stays and
+     * the delete is re-executed. */
+    bool preempted;
 };
 struct finalise_result finalise_cap(cap_t c, bool final, bool exposed);
 

@@ -51,5 +51,13 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
                              word_t badge, word_t flags);
 /* Unbind sc from its notification (if any). */
 void sched_context_unbind_notification(struct sched_context *sc);
+/* A YieldTo that yielded ends (seL4's schedContext_completeYieldTo): the
+ * yielder gets its answer, a0 = 0, a1 = info(0, length 1), MR0 = the time
+ * the context consumed since (µs), which is then reset. Nothing if
+ * yielder has no YieldTo pending. */
+void sched_context_complete_yield_to(struct tcb *yielder);
+/* The same, but the yielder is told nothing (it was suspended or deleted;
+ * seL4's schedContext_cancelYieldTo). */
+void sched_context_cancel_yield_to(struct tcb *yielder);
 
 #endif

@@ -202,7 +202,7 @@ static bool finalise_one(cte_t *slot, struct finalise_result *fr)
     /* A zombie is the last reference to its object by construction. */
     bool final = cap_type(slot->cap) == CAP_ZOMBIE || cdt_is_final_cap(slot);
     *fr = finalise_cap(slot->cap, final, false);
-    return removable(fr->remainder, slot);
+    return !fr->preempted && removable(fr->remainder, slot);
 }
 
 /* seL4's cteDelete(slot, false), used on a slot inside an object that is
@@ -221,6 +221,8 @@ static bool delete_unexposed(cte_t *slot)
             empty_slot(slot);
             return true;
         }
+        if (fr.preempted)
+            return false;
         slot->cap = fr.remainder; /* the zombie keeps the slot's place in the tree */
         cte_t *first = zombie_slots(fr.remainder);
         if (first == slot)
@@ -248,6 +250,8 @@ static bool delete_exposed(cte_t *slot)
             empty_slot(slot);
             return true;
         }
+        if (fr.preempted)
+            return false;
         slot->cap = fr.remainder;
         cap_t z = slot->cap;
         word_t n = cap_zombie_number(z); /* >= 1: not removable */
@@ -285,14 +289,6 @@ struct syscall_error cte_revoke(cte_t *slot)
     }
 }
 
-void cte_delete_one(cte_t *slot)
-{
-    if (cap_is_null(slot->cap))
-        return;
-    struct finalise_result fr = finalise_cap(slot->cap, cdt_is_final_cap(slot), true);
-    kassert(removable(fr.remainder, slot));
-    empty_slot(slot);
-}
 
 #if CONFIG_INVARIANT_CHECKS
 /* Derivation-tree facts the invariant checker (kernel/kernel/invariants.c)

@@ -348,6 +348,7 @@ void thread_cancel_blocking(struct tcb *t)
 void thread_suspend(struct tcb *t)
 {
     thread_cancel_blocking(t);
+    sched_context_cancel_yield_to(t); /* as seL4's suspend: no answer */
     /* A running thread that is suspended resumes after its ecall (or at the
      * instruction it was interrupted at) later: FaultIP := NextIP. */
     if (t->state == THREAD_RUNNING)
@@ -401,6 +402,7 @@ void thread_set_flags(struct tcb *t, word_t flags)
 void thread_forget(struct tcb *t)
 {
     sched_dequeue(t);
+    sched_context_cancel_yield_to(t);
     if (fpu_owner == t) {
         fpu_owner = NULL; /* its state dies with it; nothing to save */
         fpu_loaded = false;
@@ -588,6 +590,8 @@ void kernel_exit(void)
         switch_sc(n, next->sc);
     set_next_timeout();
 
+    if (unlikely(next->yield_to != NULL))
+        sched_context_complete_yield_to(next); /* it yielded; now it runs again */
     word_t fs = fpu_status_for(next);
     current_thread = next;
     thread_activate_vspace(next);

@@ -240,12 +240,22 @@ void endpoint_reorder(struct tcb *t)
 /* seL4's cancelAllIPC. Not preemptible: finalising a cap is one step of
  * the CDT's delete loop. One O(1) iteration per queued thread; their number
  * is bounded by the number of threads (queue.h; WCET annotation). */
-void endpoint_finalise(struct endpoint *ep)
+bool endpoint_finalise(struct endpoint *ep)
 {
-    struct tcb *t = ep->queue.head;
-    ep->queue.head = ep->queue.tail = NULL;
-    while (t) {
-        struct tcb *next = t->queue_next;
+    /* One thread at a time from the head, each followed by a preemption
+     * point: waking a thread can cost a refill merge and a release-queue
+     * walk, so a long queue is not done in one go. Stopped early, the
+     * endpoint is still valid with a shorter queue; the re-executed delete
+     * finalises it again and goes on. */
+    for (;;) {
+        struct tcb *t = ep->queue.head;
+        if (!t)
+            return true;
+        ep->queue.head = t->queue_next;
+        if (t->queue_next)
+            t->queue_next->queue_prev = NULL;
+        else
+            ep->queue.tail = NULL;
         t->queue_next = t->queue_prev = NULL;
         t->blocking_object = NULL;
         if (t->state == THREAD_BLOCKED_ON_RECEIVE && t->reply)
@@ -256,7 +266,8 @@ void endpoint_finalise(struct endpoint *ep)
         } else {
             thread_set_state(t, THREAD_INACTIVE); /* a fault message is not re-sent */
         }
-        t = next;
+        if (preemption_point() && ep->queue.head)
+            return false;
     }
 }
 
@@ -265,28 +276,42 @@ void endpoint_finalise(struct endpoint *ep)
  * thread taken out, a pending interrupt stops the walk; the invocation is
  * re-executed and walks the (shorter) queue again, so every restart makes
  * progress. One O(1) iteration per queued thread (WCET annotation). */
+/* The first of t and the senders queued after it with `badge`, or NULL: an
+ * O(1) step per sender passed. A function of its own so that the timing
+ * analyser sees this walk as the only loop inside the one below (inlined,
+ * gcc merges the two into one loop whose every iteration could restart a
+ * thread). */
+static NOINLINE struct tcb *sender_with_badge(struct tcb *t, word_t badge)
+{
+    while (t && t->ipc_badge != badge)
+        t = t->queue_next;
+    return t;
+}
+
 bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge)
 {
     if (!ep_has_senders(ep))
         return false;
+    /* One sender with the badge per iteration (restarting it can cost a
+     * refill merge and a release-queue walk), then a preemption point. */
     struct tcb *t = ep->queue.head;
-    while (t) {
+    for (;;) {
+        t = sender_with_badge(t, badge);
+        if (!t)
+            return false;
         struct tcb *next = t->queue_next;
-        if (t->ipc_badge == badge) {
-            tqueue_remove(&ep->queue, t);
-            t->blocking_object = NULL;
-            if (t->fault.type == FAULT_NULL) {
-                thread_set_state(t, THREAD_RESTART);
-                thread_schedule(t);
-            } else {
-                thread_set_state(t, THREAD_INACTIVE);
-            }
-            if (next && preemption_point())
-                return true;
+        tqueue_remove(&ep->queue, t);
+        t->blocking_object = NULL;
+        if (t->fault.type == FAULT_NULL) {
+            thread_set_state(t, THREAD_RESTART);
+            thread_schedule(t);
+        } else {
+            thread_set_state(t, THREAD_INACTIVE);
         }
+        if (preemption_point() && next)
+            return true;
         t = next;
     }
-    return false;
 }
 
 #if CONFIG_INVARIANT_CHECKS

@@ -108,13 +108,18 @@ struct syscall_error decode_irq_handler_invocation(struct invocation *inv)
         cap_t c = inv->extra[0];
         if (cap_type(c) != CAP_NOTIFICATION || !(cap_rights(c) & RIGHT_WRITE))
             return error1(ERR_INVALID_CAPABILITY, 0); /* seL4 reports 0 here */
-        cte_delete_one(slot);
+        /* The old notification cap goes first. Deleting its last cap
+         * restarts its waiters, preemptibly (seL4 does this with
+         * cteDeleteOne, in one go): a preempted delete leaves the old cap
+         * in place and the call is re-executed, checks included. */
+        struct syscall_error e = cte_delete(slot, true);
+        if (e.code != ERR_NONE)
+            return e;
         cte_insert(c, inv->extra_slot[0], slot);
         return no_error();
     }
     case INV_IRQ_CLEAR_HANDLER:
-        cte_delete_one(slot);
-        return no_error();
+        return cte_delete(slot, true);
     default:
         return error0(ERR_ILLEGAL_OPERATION);
     }
@@ -141,14 +146,15 @@ static void empty_irq_slot(cte_t *slot)
     slot->mdb.next = 0;
 }
 
-void irq_handler_deleted(word_t irq)
+bool irq_handler_deleted(word_t irq)
 {
     cte_t *slot = &irq_slot[irq];
     /* seL4's deletingIRQHandler: the notification cap goes (finalising the
-     * notification if it was the last cap to it). */
+     * notification if it was the last cap to it; that stops at a preemption
+     * point with waiters left, and the re-executed delete goes on). */
     if (!cap_is_null(slot->cap)) {
-        if (cdt_is_final_cap(slot))
-            notification_finalise(notification_from_cap(slot->cap));
+        if (cdt_is_final_cap(slot) && !notification_finalise(notification_from_cap(slot->cap)))
+            return false;
         empty_irq_slot(slot);
     }
     /* deletedIRQHandler: inactive and masked; an outstanding claim is
@@ -159,6 +165,7 @@ void irq_handler_deleted(word_t irq)
         irq_claimed[irq] = false;
     }
     irq_state[irq] = IRQ_INACTIVE;
+    return true;
 }
 
 /* ---- delivery ---- */

@@ -6,6 +6,7 @@
 #include <arch/context.h>
 #include <kernel.h>
 #include <notification.h>
+#include <preemption.h>
 #include <queue.h>
 #include <schedcontext.h>
 #include <thread.h>
@@ -119,25 +120,35 @@ void notification_reorder(struct tcb *t)
 }
 
 /* seL4's cancelAllSignals: every waiter restarts (re-executes its Wait/Recv,
- * which then faults or finds another object in the slot). Not preemptible:
- * finalisation of a notification cap is one step of the CDT's delete loop
- * and cannot be resumed half-way. The loop runs once per waiting thread,
- * O(1) each (state change and a ready-queue append); the number of waiters
- * is bounded by the number of threads (queue.h; WCET annotation). */
-static void cancel_all_signals(struct notification *n)
+ * which then faults or finds another object in the slot). Unlike seL4 it
+ * is preemptible, one waiter per step (waking one can cost a refill merge
+ * and a release-queue walk): finalisation then reports itself preempted,
+ * the cap stays, and the re-executed delete resumes with the waiters left.
+ * Returns false if it stopped with waiters left. */
+static bool cancel_all_signals(struct notification *n)
 {
     if (n->state != NTFN_WAITING)
-        return;
-    struct tcb *t = n->queue.head;
-    n->queue.head = n->queue.tail = NULL;
-    n->state = NTFN_IDLE;
-    while (t) {
-        struct tcb *next = t->queue_next;
+        return true;
+    /* One waiter at a time from the head, each followed by a preemption
+     * point (as endpoint_finalise): stopped early, the notification still
+     * has its shorter queue and the re-executed delete goes on. */
+    for (;;) {
+        struct tcb *t = n->queue.head;
+        n->queue.head = t->queue_next;
+        if (t->queue_next) {
+            t->queue_next->queue_prev = NULL;
+        } else {
+            n->queue.tail = NULL;
+            n->state = NTFN_IDLE;
+        }
         t->queue_next = t->queue_prev = NULL;
         t->blocking_object = NULL;
         thread_set_state(t, THREAD_RESTART);
         thread_schedule(t);
-        t = next;
+        if (preemption_point() && n->queue.head)
+            return false;
+        if (!n->queue.head)
+            return true;
     }
 }
 
@@ -156,11 +167,11 @@ void notification_unbind_tcb(struct tcb *t)
     t->bound_notification = NULL;
 }
 
-void notification_finalise(struct notification *n)
+bool notification_finalise(struct notification *n)
 {
     if (n->sc)
         sched_context_unbind_notification(n->sc);
     if (n->bound_tcb)
         notification_unbind_tcb(n->bound_tcb);
-    cancel_all_signals(n);
+    return cancel_all_signals(n);
 }

@@ -205,21 +205,21 @@ cap_t update_cap_data(bool preserve, word_t data, cap_t c)
  * one bounded step. */
 struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
 {
-    struct finalise_result r = {cap_null(), true};
+    struct finalise_result r = {cap_null(), true, false};
     if (is_arch_cap(c))
         return arch_finalise_cap(c, final);
     switch (cap_type(c)) {
     case CAP_ENDPOINT:
         /* The last cap to an endpoint restarts every queued thread
-         * (seL4's cancelAllIPC; endpoint.c). */
+         * (seL4's cancelAllIPC; endpoint.c), preemptibly. */
         if (final)
-            endpoint_finalise(endpoint_from_cap(c));
+            r.preempted = !endpoint_finalise(endpoint_from_cap(c));
         return r;
     case CAP_NOTIFICATION:
         /* seL4: schedContext_unbindNtfn, unbindMaybeNotification, then
          * cancelAllSignals (waiters restart). */
         if (final)
-            notification_finalise(notification_from_cap(c));
+            r.preempted = !notification_finalise(notification_from_cap(c));
         return r;
     case CAP_REPLY:
         /* The last cap to a reply object cancels the call waiting on it,
@@ -238,7 +238,7 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
          * notification cap goes, the IRQ is masked and inactive (seL4's
          * deletingIRQHandler and deletedIRQHandler). */
         if (final)
-            irq_handler_deleted(cap_irq(c));
+            r.preempted = !irq_handler_deleted(cap_irq(c));
         return r;
     case CAP_SCHED_CONTEXT:
         if (final)

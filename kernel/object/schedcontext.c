@@ -73,8 +73,7 @@ void sched_context_finalise(struct sched_context *sc)
     reply_clear_sc_stack(sc); /* the calls it was lent through lose their way back */
     sched_context_unbind_tcb(sc);
     sched_context_unbind_notification(sc);
-    if (sc->yield_from)
-        sc->yield_from = NULL; /* YieldTo is the scheduling issue's; nothing points back yet */
+    sched_context_complete_yield_to(sc->yield_from); /* as seL4: the yielder gets the time so far */
     sched_forget_sc(sc);
 }
 
@@ -160,23 +159,43 @@ static struct syscall_error decode_unbind_object(struct sched_context *sc, struc
     }
 }
 
-/* Report the consumed time in MR0 (µs, rounded down) and reset it. Only a
- * Call gets the reply: Send and NBSend write nothing back (behaviour.md c.2),
- * except for seL4's quirk that a YieldTo that really yields answers even
- * when it was sent (`always`). */
-static void reply_consumed(struct sched_context *sc, struct invocation *inv, bool always)
+/* The consumed time in µs (rounded down), reset. sc->consumed is up to
+ * date: every kernel entry adds the time since the previous one to the SC
+ * that ran. */
+static word_t take_consumed_us(struct sched_context *sc)
 {
-    /* sc->consumed is up to date: every kernel entry adds the time since the
-     * previous one to the SC that ran. */
     word_t us = ticks_to_us(sc->consumed);
     sc->consumed = 0;
+    return us;
+}
+
+/* Report the consumed time in MR0. Only a Call gets the reply: Send and
+ * NBSend write nothing back (behaviour.md c.2). */
+static void reply_consumed(struct sched_context *sc, struct invocation *inv)
+{
+    word_t us = take_consumed_us(sc);
     if (inv->call) {
         set_mr(inv->caller, 0, us);
         inv->n_reply = 1;
-    } else if (always) {
-        set_mr(inv->caller, 0, us);
-        reply_success(inv->caller, 1); /* seen when the caller runs again */
     }
+}
+
+void sched_context_complete_yield_to(struct tcb *yielder)
+{
+    if (!yielder || !yielder->yield_to)
+        return;
+    struct sched_context *sc = yielder->yield_to;
+    set_mr(yielder, 0, take_consumed_us(sc));
+    reply_success(yielder, 1); /* behaviour.md c.2 quirk: also after a Send */
+    sched_context_cancel_yield_to(yielder);
+}
+
+void sched_context_cancel_yield_to(struct tcb *yielder)
+{
+    if (!yielder->yield_to)
+        return;
+    yielder->yield_to->yield_from = NULL;
+    yielder->yield_to = NULL;
 }
 
 struct syscall_error decode_sched_context_invocation(struct invocation *inv)
@@ -194,7 +213,7 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv)
     case INV_SCHED_CONTEXT_UNBIND_OBJECT:
         return decode_unbind_object(sc, inv);
     case INV_SCHED_CONTEXT_CONSUMED:
-        reply_consumed(sc, inv, false);
+        reply_consumed(sc, inv);
         return no_error();
     case INV_SCHED_CONTEXT_YIELD_TO: {
         struct tcb *t = sc->tcb;
@@ -203,11 +222,22 @@ struct syscall_error decode_sched_context_invocation(struct invocation *inv)
         /* Directed yield: a target that could run now (in a ready queue)
          * goes to the head of its queue and, at the caller's priority or
          * above, runs before the caller. A target waiting for its refill or
-         * blocked is not affected. The consumed time is reported now, not
-         * when the caller next runs (docs/scheduling.md, "Differences"). */
-        bool yields = sched_yield_to_runs_first(t, inv->caller);
+         * blocked is not affected. An earlier yielder to this context gets
+         * its answer first. If the target runs first, the caller is told
+         * the consumed time when it next runs (kernel_exit; seL4's
+         * activateThread), so it includes the target's run; a Call gets its
+         * empty success reply now and the words then. Otherwise the answer
+         * is immediate. */
+        struct tcb *caller = inv->caller;
+        sched_context_complete_yield_to(sc->yield_from);
+        bool yields = sched_yield_to_runs_first(t, caller);
         sched_yield_to(t);
-        reply_consumed(sc, inv, yields);
+        if (yields) {
+            caller->yield_to = sc;
+            sc->yield_from = caller;
+        } else {
+            reply_consumed(sc, inv);
+        }
         return no_error();
     }
     default:

@@ -569,6 +569,43 @@ KTEST(sched, yield_to_a_throttled_thread_has_no_effect)
     s_reset();
 }
 
+static void spin_then_yield(seL4_Word v, seL4_Word us)
+{
+    uint64_t t0 = now_us();
+    while (now_us() - t0 < us)
+        ;
+    yt_flag = v;
+    for (;;)
+        seL4_Yield();
+}
+
+/* seL4's YieldTo hand-back (behaviour.md c.2 quirk): when the target runs
+ * first, the caller's answer is written when it next runs, so the consumed
+ * time it reports includes the target's run. Here an equal-priority target
+ * spins 3 ms on its own context before the caller runs again. */
+KTEST(sched, yield_to_reports_time_consumed_until_the_caller_runs_again)
+{
+    s_reset();
+    yt_flag = 0;
+    /* 1 s round-robin slices: neither is preempted during the test. */
+    KASSERT_EQ(seL4_SchedControl_ConfigureFlags(ctl(), seL4_CapInitThreadSC, 1000000, 1000000, 0, 0, 0),
+               seL4_NoError);
+    s_child_t *c = s_spawn(255, 1000000, 1000000, spin_then_yield, 5, 3000);
+    KASSERT_EQ(yt_flag, 0); /* equal priority: queued behind us */
+    seL4_SchedContext_Consumed_t before = seL4_SchedContext_Consumed(c->sc);
+    KASSERT_EQ(before.error, seL4_NoError);
+    seL4_SchedContext_YieldTo_t r = seL4_SchedContext_YieldTo(c->sc);
+    KASSERT_EQ(r.error, seL4_NoError);
+    KASSERT_EQ(yt_flag, 5); /* it ran first */
+    KASSERT(r.consumed >= 3000);
+    KASSERT(r.consumed < 1000000);
+    /* the hand-back reset the counter: little has been used since */
+    seL4_SchedContext_Consumed_t after = seL4_SchedContext_Consumed(c->sc);
+    KASSERT_EQ(after.error, seL4_NoError);
+    KASSERT(after.consumed < r.consumed);
+    s_reset(); /* also gives the root its 5 ms slice back */
+}
+
 KTEST(sched, mcp_refusals)
 {
     s_reset();

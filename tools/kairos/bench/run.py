@@ -1,6 +1,6 @@
 """Booting the benchmark root task and collecting its results.
 
-The run is `kairos run`'s (kairos.runner) with `-icount shift=0`: the root
+The run is `kairos run`'s (kairos.runner) with `-icount shift=0,sleep=off`: the root
 task prints one `BENCH {json}` line per benchmark and then `bench: done`,
 and suspends itself (there is no halt call in a release kernel), so the
 runner stops QEMU when it sees that line.
@@ -100,8 +100,13 @@ def run_bench(kernel: Path, elf: Path, timeout: float = 120.0, firmware_check: b
     if log_path is not None:
         extra = ["-d", "int", "-D", str(log_path)]
     try:
-        result = run(elf, kernel=kernel, flavour="release", icount=True, expect=DONE_LINE, fail=FAIL_LINE,
-                     timeout=timeout, echo=echo, extra_qemu=extra)
+        # sleep=off: an idle guest's virtual time jumps straight to the next
+        # timer deadline instead of following the host clock, so every time
+        # value the kernel reads, and with it every path it takes (e.g.
+        # whether the timer needs reprogramming), is the same on every run.
+        # The benchmarks wait for no host-clocked device event (the RTC).
+        result = run(elf, kernel=kernel, flavour="release", expect=DONE_LINE, fail=FAIL_LINE,
+                     timeout=timeout, echo=echo, extra_qemu=["-icount", "shift=0,sleep=off", *extra])
         if not result.passed:
             tail = "\n".join(result.lines[-8:])
             raise BenchError(f"bench run failed: {result.reason}\n{tail}")

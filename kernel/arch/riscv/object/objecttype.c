@@ -75,7 +75,7 @@ bool arch_same_object_as(cap_t a, cap_t b)
  * at most three levels, or (ASID pool) forgetting the pool in O(1). */
 struct finalise_result arch_finalise_cap(cap_t c, bool final)
 {
-    struct finalise_result r = {cap_null(), true};
+    struct finalise_result r = {cap_null(), true, false};
     switch (cap_type(c)) {
     case CAP_FRAME:
         if (cap_is_mapped(c))
