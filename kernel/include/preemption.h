@@ -12,6 +12,21 @@
 
 bool preemption_point(void);
 
+#if CONFIG_INVARIANT_CHECKS
+/* Test aid, check flavour only (boot argument `preempt=force`): every
+ * FORCED_PREEMPTION_PERIOD-th preemption point reports an interrupt pending
+ * whether or not one is, so every long operation is stopped and restarted
+ * many times at every kind of point (tests/test_ktest.py runs the suites
+ * that delete, revoke and retype this way). */
+#define FORCED_PREEMPTION_PERIOD 3
+extern bool preemption_forced;
+#endif
+/* preemption_point without that test aid, for the untyped reset: its
+ * 256-byte chunks would make a forced run restart a big reset hundreds of
+ * thousands of times (real interrupts exercise its restart path in the
+ * long-reset tests). Otherwise the same. */
+bool preemption_point_unforced(void);
+
 /* Debug counters, readable from user mode in debug builds through the
  * Kairos-specific system call SYS_KAIROS_DEBUG_COUNTER (docs/kernel.md). */
 enum debug_counter {

@@ -17,6 +17,7 @@
 #include <fastpath.h>
 #include <fdt.h>
 #include <invariants.h>
+#include <preemption.h>
 #include <kernel.h>
 #include <regions.h>
 #include <string.h>
@@ -398,6 +399,9 @@ void boot_kernel(word_t hart_id, paddr_t dtb_pa)
     machine_init_interrupts(&fdt);
     timer_init(fdt.timebase_freq);
     fastpath_init(!bootargs_has("fastpath=off"));
+#if CONFIG_INVARIANT_CHECKS
+    preemption_forced = bootargs_has("preempt=force");
+#endif
     create_root_task(dtb_pa);
 
     boot_stats.first_user_instret = read_instret();

@@ -4,11 +4,27 @@
 
 u64 debug_counters[NUM_DEBUG_COUNTERS];
 
-bool preemption_point(void)
+#if CONFIG_INVARIANT_CHECKS
+bool preemption_forced;
+static u32 forced_count;
+#endif
+
+bool preemption_point_unforced(void)
 {
     entry_stamp_mark();
     /* The kernel runs with interrupts masked; sip shows what is waiting. */
     return (csr_read(sip) & csr_read(sie)) != 0;
+}
+
+bool preemption_point(void)
+{
+#if CONFIG_INVARIANT_CHECKS
+    if (preemption_forced && ++forced_count % FORCED_PREEMPTION_PERIOD == 0) {
+        entry_stamp_mark();
+        return true;
+    }
+#endif
+    return preemption_point_unforced();
 }
 
 #if CONFIG_INVARIANT_CHECKS

@@ -177,7 +177,7 @@ static bool reset_untyped(cte_t *slot)
         slot->cap = untyped_set_free_index(slot->cap, offset);
         if (offset == 0)
             return true;
-        if (preemption_point())
+        if (preemption_point_unforced())
             return false;
         offset -= RESET_CHUNK;
     }

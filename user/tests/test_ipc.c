@@ -387,6 +387,50 @@ KTEST(ipc, deleting_the_endpoint_restarts_blocked_threads)
     kt_threads_cleanup();
 }
 
+/* Deleting an endpoint with a queue of senders: the kernel restarts them
+ * one per preemption point (endpoint_finalise), so a delete may stop and be
+ * re-executed part way (tests/test_ktest.py also runs this test with the
+ * boot argument preempt=force, which makes that happen). Either way every
+ * sender restarts exactly once and sends again to what is in the slot then. */
+KTEST(ipc, deleting_an_endpoint_restarts_every_queued_sender_once)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    for (seL4_Word i = 0; i < KT_MAX_THREADS; i++) {
+        kt_thread_t *t = kt_thread_new(150, true, false);
+        kt_thread_start(t, child_send_id, ep, 0x60 + i, t->tcb);
+    }
+    KASSERT_EQ(n_order, 0); /* all six are blocked sending */
+    kt_root_prio(200);      /* the restarted senders must not run yet */
+    seL4_Word restarts = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ep, 64), seL4_NoError);
+    restarts = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS) - restarts;
+    char v[8];
+    if (kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v)) && v[0] == 'f')
+        KASSERT(restarts >= 1); /* forced: the delete did stop part way */
+    KASSERT_EQ(seL4_DebugCapIdentify(ep), TAG_NULL);
+    seL4_CPtr fresh = make_ep();
+    KASSERT_EQ(seL4_CNode_Move(ROOT, ep, 64, ROOT, fresh, 64), seL4_NoError);
+    kt_root_prio(100); /* they run and block sending on the new endpoint */
+    KASSERT_EQ(n_order, 0);
+    seL4_CPtr reply = make_reply();
+    seL4_Word seen = 0;
+    for (seL4_Word i = 0; i < KT_MAX_THREADS; i++) {
+        kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+        KASSERT_EQ(r.a1 >> 12, 9);
+        KASSERT(r.a2 >= 0x60 && r.a2 < 0x60 + KT_MAX_THREADS);
+        KASSERT_EQ(seen & (1ul << (r.a2 - 0x60)), 0); /* no sender twice */
+        seen |= 1ul << (r.a2 - 0x60);
+    }
+    KASSERT_EQ(seen, (1ul << KT_MAX_THREADS) - 1);
+    KASSERT_EQ(n_order, KT_MAX_THREADS); /* each sender finished after its send */
+    kt_regs_t r = kt_syscall(seL4_SysNBRecv, sentinel_regs(ep, reply));
+    KASSERT_EQ(r.a2, S2); /* nothing more queued: MR0 untouched */
+    kt_threads_cleanup();
+}
+
 KTEST(ipc, suspend_and_resume_restart_a_blocked_send)
 {
     kt_threads_cleanup();

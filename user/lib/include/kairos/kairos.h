@@ -36,6 +36,7 @@ __attribute__((noreturn)) void kairos_exit(bool pass, const char *reason);
 seL4_Word kairos_debug_counter(seL4_Word id);
 
 /* Counter ids (kernel/include/preemption.h enum debug_counter). */
+#define KAIROS_COUNTER_PREEMPTION_RESTARTS 0  /* system calls stopped at a preemption point */
 #define KAIROS_COUNTER_FASTPATH_CALL 7        /* Calls that took the fastpath */
 #define KAIROS_COUNTER_FASTPATH_REPLY_RECV 8  /* ReplyRecvs that took the fastpath */
 
