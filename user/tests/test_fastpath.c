@@ -97,23 +97,7 @@ static seL4_CPtr fs(int i)
 
 static void fp_clear(int i) { KASSERT_EQ(seL4_CNode_Delete(ROOT, fs(i), 64), seL4_NoError); }
 
-static seL4_CPtr untyped_cap;
-static seL4_CPtr fp_untyped(void)
-{
-    if (untyped_cap)
-        return untyped_cap;
-    seL4_BootInfo *bi = kairos_bootinfo();
-    seL4_Word best = ~0ul;
-    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
-        if (bi->untypedList[i].isDevice)
-            continue;
-        if (best == ~0ul || bi->untypedList[i].sizeBits > bi->untypedList[best].sizeBits)
-            best = i;
-    }
-    KASSERT_MSG(best != ~0ul, "no RAM untyped");
-    untyped_cap = bi->untyped.start + best;
-    return untyped_cap;
-}
+static seL4_CPtr fp_untyped(void) { return kt_pool(); }
 
 /* A fresh object in fixed slot i (whatever was there is deleted). */
 static seL4_CPtr fp_obj(int i, seL4_Word type, seL4_Word bits)

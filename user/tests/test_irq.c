@@ -14,6 +14,7 @@
  * into the BootInfo's empty region. The RTC page is mapped at RTC_VA (GiB 160).
  */
 #include <ktest.h>
+#include <threads.h>
 #include <sel4/sel4.h>
 
 #define ROOT seL4_CapInitThreadCNode
@@ -50,24 +51,7 @@ static seL4_CPtr alloc_slot(void)
     KFAIL("out of empty slots");
 }
 
-static seL4_CPtr pool_cap;
-
-static seL4_CPtr pool(void)
-{
-    if (pool_cap)
-        return pool_cap;
-    seL4_BootInfo *bi = kairos_bootinfo();
-    seL4_Word best = ~0ul;
-    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
-        if (bi->untypedList[i].isDevice)
-            continue;
-        if (best == ~0ul || bi->untypedList[i].sizeBits > bi->untypedList[best].sizeBits)
-            best = i;
-    }
-    KASSERT_MSG(best != ~0ul, "no RAM untyped");
-    pool_cap = bi->untyped.start + best;
-    return pool_cap;
-}
+static seL4_CPtr pool(void) { return kt_pool(); }
 
 static seL4_CPtr make(seL4_Word type, seL4_Word size_bits)
 {

@@ -16,6 +16,7 @@
  * into the BootInfo's empty region.
  */
 #include <ktest.h>
+#include <threads.h>
 #include <stdio.h>
 #include <sel4/sel4.h>
 
@@ -42,23 +43,7 @@ static seL4_CPtr s_alloc_slot(void)
     KFAIL("out of empty slots");
 }
 
-static seL4_CPtr s_pool(void)
-{
-    static seL4_CPtr pool;
-    if (pool)
-        return pool;
-    seL4_BootInfo *bi = kairos_bootinfo();
-    seL4_Word best = ~0ul;
-    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
-        if (bi->untypedList[i].isDevice)
-            continue;
-        if (best == ~0ul || bi->untypedList[i].sizeBits > bi->untypedList[best].sizeBits)
-            best = i;
-    }
-    KASSERT(best != ~0ul);
-    pool = bi->untyped.start + best;
-    return pool;
-}
+static seL4_CPtr s_pool(void) { return kt_pool(); }
 
 static seL4_CPtr s_make(seL4_Word type, seL4_Word bits)
 {

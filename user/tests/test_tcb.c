@@ -14,6 +14,7 @@
  * runs code that needs no IPC buffer (at most 4 message words, no caps).
  */
 #include <ktest.h>
+#include <threads.h>
 #include <sel4/sel4.h>
 #include <stdio.h>
 
@@ -59,27 +60,9 @@ static seL4_CPtr alloc_slots(seL4_Word n)
 
 static seL4_CPtr alloc_slot(void) { return alloc_slots(1); }
 
-static seL4_CPtr pool_cap;
-
 static seL4_CPtr ut_slot(seL4_Word i) { return kairos_bootinfo()->untyped.start + i; }
 
-/* The largest RAM untyped; it keeps children, so retypes from it never reset it again. */
-static seL4_CPtr pool(void)
-{
-    if (pool_cap)
-        return pool_cap;
-    seL4_BootInfo *bi = kairos_bootinfo();
-    seL4_Word best = ~0ul;
-    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
-        if (bi->untypedList[i].isDevice)
-            continue;
-        if (best == ~0ul || bi->untypedList[i].sizeBits > bi->untypedList[best].sizeBits)
-            best = i;
-    }
-    KASSERT_MSG(best != ~0ul, "no RAM untyped");
-    pool_cap = ut_slot(best);
-    return pool_cap;
-}
+static seL4_CPtr pool(void) { return kt_pool(); }
 
 /* One new object of the given type in a fresh slot. */
 static seL4_CPtr make(seL4_Word type, seL4_Word size_bits)

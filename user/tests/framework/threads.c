@@ -20,7 +20,7 @@ seL4_CPtr kt_slot(void)
 
 static seL4_CPtr pool_cap;
 
-static seL4_CPtr pool(void)
+seL4_CPtr kt_pool(void)
 {
     if (pool_cap)
         return pool_cap;
@@ -40,7 +40,7 @@ static seL4_CPtr pool(void)
 seL4_CPtr kt_make(seL4_Word type, seL4_Word size_bits)
 {
     seL4_CPtr s = kt_slot();
-    seL4_Error e = seL4_Untyped_Retype(pool(), type, size_bits, KT_ROOT, 0, 0, s, 1);
+    seL4_Error e = seL4_Untyped_Retype(kt_pool(), type, size_bits, KT_ROOT, 0, 0, s, 1);
     KASSERT_MSG(e == seL4_NoError, "retype of type %lu failed: %d", (unsigned long)type, (int)e);
     return s;
 }

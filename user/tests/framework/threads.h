@@ -25,6 +25,9 @@
 #define KT_NUM_IPC_BUFFERS 3
 
 seL4_CPtr kt_slot(void);
+/* The largest RAM untyped, which every test file retypes from: it keeps
+ * children, so retypes from it never reset it again. */
+seL4_CPtr kt_pool(void);
 seL4_CPtr kt_make(seL4_Word type, seL4_Word size_bits);
 seL4_CPtr kt_sched_control(void);
 /* A copy of src with rights (grant_reply, grant, read, write) and a badge. */
