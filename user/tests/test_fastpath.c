@@ -299,6 +299,14 @@ static bool sc_bound(seL4_CPtr sc)
 
 static void put_has_sc(const char *who, kt_thread_t *t) { put(has_sc(t), "%s.has_sc", who); }
 static void put_sc_bound(const char *who, kt_thread_t *t) { put(sc_bound(t->sc), "%s.own_sc_bound", who); }
+/* Everything observable of t at a checkpoint: registers, whether it holds
+ * an SC, whether its own SC is bound. */
+static void put_state(const char *who, kt_thread_t *t)
+{
+    put_ctx(who, t);
+    put_has_sc(who, t);
+    put_sc_bound(who, t);
+}
 
 static void put_log(void)
 {
@@ -613,12 +621,8 @@ static void scenario_basic(seL4_Word unused)
     seL4_Signal(gate);
     mark("after the reply", bc.fast_call, bc.fast_rr);
     put_log();
-    put_ctx("client.end", c);
-    put_ctx("server.end", s);
-    put_has_sc("client.end", c);
-    put_has_sc("server.end", s);
-    put_sc_bound("client.end", c);
-    put_sc_bound("server.end", s);
+    put_state("client.end", c);
+    put_state("server.end", s);
     if (bc.server_runs) {
         seL4_Word g = log_find(TAG(2, EV_REPLY));
         KASSERT_EQ(log_w[g][0], 0); /* replies carry badge 0 */
@@ -752,15 +756,9 @@ static void scenario_nested(seL4_Word unused)
     seL4_Signal(gate);
     mark("after both replies and the second round", 4, 4);
     put_log();
-    put_ctx("client.end", c);
-    put_ctx("s1.end", s1);
-    put_ctx("s2.end", s2);
-    put_has_sc("client.end", c);
-    put_has_sc("s1.end", s1);
-    put_has_sc("s2.end", s2);
-    put_sc_bound("client.end", c);
-    put_sc_bound("s1.end", s1);
-    put_sc_bound("s2.end", s2);
+    put_state("client.end", c);
+    put_state("s1.end", s1);
+    put_state("s2.end", s2);
     KASSERT(has_sc(c)); /* the SC came back to the client (now suspended) */
     KASSERT(!has_sc(s1));
     KASSERT(!has_sc(s2));
@@ -820,12 +818,8 @@ static void scenario_server_kind(seL4_Word v)
     seL4_Signal(gate);
     mark("end", v == 2 ? 2 : 0, 0);
     put_log();
-    put_ctx("client.end", c);
-    put_ctx("server.end", s);
-    put_has_sc("client.end", c);
-    put_has_sc("server.end", s);
-    put_sc_bound("client.end", c);
-    put_sc_bound("server.end", s);
+    put_state("client.end", c);
+    put_state("server.end", s);
     if (v != 1)
         KASSERT_EQ(log_tag[n_log - 1], TAG(2, EV_DONE));
     probe_reply_and_endpoint(reply, ep);
@@ -883,13 +877,9 @@ static void scenario_ready_thread(seL4_Word v)
     kt_root_prio(50); /* everything happens here */
     mark("end", call_slow ? 0 : 1, call_slow ? 1 : 0);
     put_log();
-    put_ctx("client.end", c);
-    put_ctx("server.end", s);
+    put_state("client.end", c);
+    put_state("server.end", s);
     put_ctx("bystander.end", h);
-    put_has_sc("client.end", c);
-    put_has_sc("server.end", s);
-    put_sc_bound("client.end", c);
-    put_sc_bound("server.end", s);
     /* The bystander ran (a second time) before the server (v 0) or the
      * client (v 1) went on. */
     KASSERT_EQ(n_log, 5);
@@ -973,11 +963,9 @@ static void scenario_caps(seL4_Word v)
     seL4_Signal(gate);
     mark("end", v == 2 ? 1 : 0, v == 2 ? 0 : 1);
     put_log();
-    put_ctx("client.end", c);
+    put_state("client.end", c);
     put_ctx("server.end", s);
-    put_has_sc("client.end", c);
     put_has_sc("server.end", s);
-    put_sc_bound("client.end", c);
     put(seL4_DebugCapIdentify(fs(F_RSLOT_C)), "client.receive_slot");
     if (v == 2)
         KASSERT_EQ(seL4_DebugCapIdentify(fs(F_RSLOT_C)), TAG_NOTIFICATION);
@@ -1074,11 +1062,9 @@ static void scenario_no_caller(seL4_Word v)
     seL4_Signal(gate);
     mark("end", 1, v == 0 ? 1 : 0);
     put_log();
-    put_ctx("client.end", c);
+    put_state("client.end", c);
     put_ctx("server.end", s);
-    put_has_sc("client.end", c);
     put_has_sc("server.end", s);
-    put_sc_bound("client.end", c);
     if (v == 1)
         KASSERT(has_sc(s)); /* suspending the client left its SC with the server */
     probe_reply_and_endpoint(reply, ep);
