@@ -11,6 +11,7 @@ command -v qemu-system-riscv64 >/dev/null || need_apt+=(qemu-system-misc)
 [ -e /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || [ -e /usr/lib/picolibc/riscv64-unknown-elf/lib/picolibc.specs ] \
     || dpkg -s picolibc-riscv64-unknown-elf >/dev/null 2>&1 || need_apt+=(picolibc-riscv64-unknown-elf)
 command -v dtc >/dev/null || need_apt+=(device-tree-compiler)
+command -v spin >/dev/null || need_apt+=(spin)  # model checker for kairos ta
 command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
 
 if [ ${#need_apt[@]} -gt 0 ]; then

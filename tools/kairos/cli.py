@@ -18,6 +18,8 @@ def build_parser() -> argparse.ArgumentParser:
     runner.register(sub)
     from kairos.bench import cli as bench_cli
     bench_cli.register(sub)
+    from kairos.ta import cli as ta_cli
+    ta_cli.register(sub)
     try:
         from kairos.wcet import cli as wcet_cli
     except ImportError:  # the analyser is optional while it is being built

@@ -1,0 +1,89 @@
+"""`kairos ta check` and `kairos ta library` (docs/timed-automata.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from kairos.ta import library
+from kairos.ta.checker import CheckerError, check, properties
+from kairos.ta.model import ModelError, flatten, load
+
+
+def _err(msg: str) -> int:
+    print(f"kairos ta: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        net = flatten(load(args.model))
+        props = properties(net)
+        if args.property:
+            chosen = [p for i, p in enumerate(props, 1) if str(i) in args.property or p.name in args.property]
+            if not chosen:
+                return _err(f"{args.model}: no property {', '.join(args.property)} "
+                            f"(there are {len(props)}: see the list without --property)")
+            props = chosen
+        print(f"{args.model}: {len(net.instances)} processes, {len(net.edges)} edges, "
+              f"{sum(1 for v in net.vars.values() if v.kind == 'clock')} clocks; closed (discrete time is exact)")
+        failed = 0
+        start = time.monotonic()
+        for i, p in enumerate(props, 1):
+            r = check(net, p, max_depth=args.max_depth)
+            verdict = "holds" if r.holds else ("INCOMPLETE" if not r.complete else "FAILS")
+            print(f"  {i}. {p.name}: {verdict} ({r.states:,} states)")
+            if not r.holds:
+                failed += 1
+                if r.detail:
+                    print(f"     {r.detail}")
+                if r.trace:
+                    label = "witness" if p.kind == "reachable" else "counterexample"
+                    print(f"     {label} ({len(r.trace)} steps):")
+                    for step in r.trace[-args.trace_steps:] if args.trace_steps else r.trace:
+                        print("       " + step.replace("\n", "\n       "))
+            elif p.kind == "reachable" and args.show_witness:
+                for step in r.trace:
+                    print("       " + step.replace("\n", "\n       "))
+        held = len(props) - failed
+        print(f"{held}/{len(props)} properties hold ({time.monotonic() - start:.1f} s)")
+        return 0 if failed == 0 else 1
+    except (ModelError, CheckerError) as e:
+        return _err(str(e))
+
+
+def cmd_library(args: argparse.Namespace) -> int:
+    if args.name is None:
+        for name, w in library.EXAMPLES.items():
+            kinds = ", ".join(f"{s.name} {s.kind} {s.budget}/{s.period}" for s in w.servers)
+            print(f"{name}: global {w.policy.upper()}, local {w.local_policy.upper()}; {kinds}; "
+                  f"{len(w.tasks)} tasks")
+        return 0
+    w = library.EXAMPLES.get(args.name)
+    if w is None:
+        return _err(f"no library model '{args.name}' (known: {', '.join(library.EXAMPLES)})")
+    text = library.build(w)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ta", help="timed-automata models of schedulers: check with SPIN, library")
+    tsub = p.add_subparsers(dest="ta_command", required=True)
+    c = tsub.add_parser("check", help="model-check the queries of an UPPAAL XML model with SPIN")
+    c.add_argument("model", help="UPPAAL XML file (the subset in docs/timed-automata.md)")
+    c.add_argument("--property", action="append", help="only this property (number or formula); repeatable")
+    c.add_argument("--max-depth", type=int, default=2_000_000, help="SPIN search depth limit")
+    c.add_argument("--trace-steps", type=int, default=12,
+                   help="show the last N steps of a counterexample (0: all)")
+    c.add_argument("--show-witness", action="store_true", help="print the witness of E<> queries that hold")
+    c.set_defaults(func=cmd_check)
+    lib = tsub.add_parser("library", help="list the scheduler model library, or write one model")
+    lib.add_argument("name", nargs="?", help="model name (none: list them)")
+    lib.add_argument("-o", "--output", help="write here instead of standard output")
+    lib.set_defaults(func=cmd_library)

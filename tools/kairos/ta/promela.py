@@ -1,0 +1,276 @@
+"""Translation of a flattened network to Promela, in discrete time.
+
+Why discrete time is exact here: for a *closed* network (clock constraints use
+only <=, >= and == against integers, which `model.flatten` enforces), every
+location reachable in the dense-time semantics is reachable with integer
+delays, and every state reachable with integer delays is a dense-time state
+(digitisation: Henzinger, Manna and Pnueli, "What good are digital clocks?",
+ICALP 1992; Bošnački, "Digitization of timed automata", FMICS 1999, who also
+used it with SPIN). So safety and reachability queries over locations and
+integer variables have the same answer.
+
+The encoding is one Promela process whose loop has one option per discrete
+step of the network:
+- an edge without synchronisation;
+- a pair of a `c!` edge and a `c?` edge of another instance (binary channel;
+  sender's updates first, as UPPAAL);
+- a `c!` edge of a broadcast channel, with every instance that has an enabled
+  `c?` edge joining (one of them, chosen nondeterministically, per instance);
+- one time unit passing ("tick"), allowed when no instance is in an urgent or
+  committed location and every location invariant still holds after it.
+While an instance is in a committed location only steps that leave a
+committed location may happen (UPPAAL's rule). Clocks stop counting at one
+above the largest constant they are compared with (they are then all alike to
+every guard), which keeps the state space finite, and a tick that would change
+nothing is not offered: a state with no step at all is then exactly a state
+from which, in UPPAAL's words, no action is possible now or after any delay
+(a deadlock).
+
+Every step prints "@E id" (and "@R id" for broadcast receivers) and "@T" for a
+tick, followed by "@S" and the state, so that SPIN's replay of an error trail
+can be turned back into a readable trace (`checker.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kairos.ta.expr import Dot, Expr, Index, Name, Num, Update, render
+from kairos.ta.model import FlatEdge, FlatNetwork, ModelError
+
+
+@dataclass
+class Property:
+    """What one SPIN run checks: an assertion at every state (`A[] expr`), its
+    negation to find a witness (`E<> expr`), or deadlock freedom."""
+    name: str
+    kind: str  # "invariant", "reachable", "deadlock"
+    expr: Expr | None
+
+
+def _ident(name: str) -> str:
+    """Promela spelling of a model variable: prefixed, so that no model name
+    can collide with a Promela keyword (`run`, `len`, `init`, ...) or with the
+    translation's own names (which start with `ta_`)."""
+    return "v_" + name
+
+
+class _Names:
+    def __init__(self, net: FlatNetwork):
+        self.net = net
+        self.clocks = {n for n, v in net.vars.items() if v.kind == "clock"}
+
+    def var(self, n: str) -> str:
+        return _ident(n)
+
+    def loc(self, process: str, member: str) -> str:
+        for i, inst in enumerate(self.net.instances):
+            if inst.name == process:
+                idx = [loc.name for loc in inst.locations].index(member)
+                return f"(ta_L{i} == {idx})"
+        raise ModelError(f"no process '{process}'")
+
+    def expr(self, e: Expr | None, clock_map: dict[str, str] | None = None) -> str:
+        if e is None:
+            return "true"
+        cm = clock_map or {}
+        return render(e, lambda n: cm.get(n, self.var(n)), self.loc)
+
+
+def _cap(net: FlatNetwork, clock: str) -> int:
+    return net.clock_max.get(clock, 0) + 1
+
+
+def _assign(names: _Names, net: FlatNetwork, u: Update, edge: int) -> list[str]:
+    target = render(u.target, names.var)
+    value = names.expr(u.value)
+    base = u.target.array if isinstance(u.target, Index) else u.target
+    assert isinstance(base, Name)
+    v = net.vars[base.ident]
+    rhs = value if u.op == "=" else f"{target} {u.op[0]} {value}"
+    out = []
+    idx = ""
+    if isinstance(u.target, Index):
+        idx = names.expr(u.target.index)
+        out.append(f"assert(0 <= {idx} && {idx} < {v.size})")
+    if v.kind == "int":
+        # Through a wide temporary, so that a value outside the declared
+        # range is caught before a narrow Promela type could wrap it; "@X"
+        # tells the trace which edge and variable.
+        shown = render(u.target, lambda n: n) if not isinstance(u.target, Index) else \
+            f"{base.ident}[%d]"
+        args = f", {idx}" if isinstance(u.target, Index) else ""
+        out += [f"ta_T = {rhs}",
+                f'if :: (ta_T < {v.lo} || ta_T > {v.hi}) -> printf("@X {edge} {shown} %d {v.lo} {v.hi}\\n"{args}, ta_T); '
+                f"assert(false) :: else -> skip fi",
+                f"{target} = ta_T", "ta_T = 0"]
+    else:
+        out.append(f"{target} = {rhs}")
+    return out
+
+
+def translate(net: FlatNetwork, prop: Property) -> str:
+    """The Promela model checking one property."""
+    names = _Names(net)
+    lines = ["/* generated by kairos ta from " + net.path.name + " */"]
+    for v in net.vars.values():
+        if v.kind.endswith("chan"):
+            continue
+        if v.kind == "clock":
+            ty = "byte" if _cap(net, v.name) < 255 else "short"
+            dims = f"[{v.size}]" if v.size else ""
+            lines.append(f"{ty} {_ident(v.name)}{dims};")
+            continue
+        ty = "bit" if (v.lo, v.hi) == (0, 1) else "byte" if v.lo >= 0 and v.hi <= 255 else \
+            "short" if -32768 <= v.lo and v.hi <= 32767 else "int"
+        if v.size:
+            lines.append(f"{ty} {_ident(v.name)}[{v.size}];")
+        else:
+            lines.append(f"{ty} {_ident(v.name)} = {v.init[0]};")
+    for i, inst in enumerate(net.instances):
+        lines.append(f"byte ta_L{i} = {inst.init}; /* {inst.name} */")
+    committed = [f"ta_L{i} == {j}" for i, inst in enumerate(net.instances)
+                 for j, loc in enumerate(inst.locations) if loc.committed]
+    urgent = [f"ta_L{i} == {j}" for i, inst in enumerate(net.instances)
+              for j, loc in enumerate(inst.locations) if loc.urgent]
+    any_committed = "(" + " || ".join(committed) + ")" if committed else "false"
+    lines.append("")
+    lines.append("active proctype network() {")
+    lines.append("  int ta_T; /* a value on its way to a variable (range check) */")
+    rx_instances = sorted({r.instance for s in net.edges if s.sync and s.sync[1] == "!"
+                           and net.vars[s.sync[0].split("[")[0]].kind == "broadcast chan"
+                           for r in net.edges if r.sync == (s.sync[0], "?")})
+    for i in rx_instances:
+        lines.append(f"  short ta_J{i}; /* the edge instance {i} takes in a broadcast */")
+    for v in net.vars.values():
+        if v.size and v.kind == "int":
+            for k, x in enumerate(v.init):
+                if x:
+                    lines.append(f"  {_ident(v.name)}[{k}] = {x};")
+    state = _state_printf(net)
+    lines.append(f"  {state}")
+    lines.append("  do")
+    lines.append("  :: true ->")
+    if prop.kind == "invariant":
+        lines.append(f"    assert({names.expr(prop.expr)});")
+    elif prop.kind == "reachable":
+        lines.append(f"    assert(!{names.expr(prop.expr)});")
+    lines.append("    if")
+    edges_from_committed = {(e.instance, e.source) for e in net.edges
+                            if net.instances[e.instance].locations[e.source].committed}
+    for e in net.edges:
+        if e.sync is None:
+            lines += _option(names, net, [e], [], any_committed,
+                             (e.instance, e.source) in edges_from_committed, state)
+    for s in net.edges:
+        if s.sync is None or s.sync[1] != "!":
+            continue
+        chan = s.sync[0]
+        kind = net.vars[chan.split("[")[0]].kind
+        receivers = [r for r in net.edges if r.sync == (chan, "?") and r.instance != s.instance]
+        if kind == "chan":
+            for r in receivers:
+                from_c = (s.instance, s.source) in edges_from_committed or \
+                         (r.instance, r.source) in edges_from_committed
+                lines += _option(names, net, [s, r], [], any_committed, from_c, state)
+        else:
+            lines += _broadcast_option(names, net, s, receivers, any_committed, edges_from_committed, state)
+    lines += _tick_option(names, net, any_committed, urgent, state)
+    lines.append("    fi")
+    lines.append("  od")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _state_printf(net: FlatNetwork) -> str:
+    fmt, args = [], []
+    for i, _ in enumerate(net.instances):
+        fmt.append("%d")
+        args.append(f"ta_L{i}")
+    for v in net.vars.values():
+        if v.kind.endswith("chan"):
+            continue
+        for k in range(v.size or 1):
+            fmt.append("%d")
+            args.append(f"{_ident(v.name)}[{k}]" if v.size else _ident(v.name))
+    return f'printf("@S {" ".join(fmt)}\\n", {", ".join(args)});' if args else 'printf("@S\\n");'
+
+
+def _enabled(names: _Names, e: FlatEdge) -> str:
+    return f"ta_L{e.instance} == {e.source} && {names.expr(e.guard)}"
+
+
+def _option(names: _Names, net: FlatNetwork, edges: list[FlatEdge], _unused: list,
+            any_committed: str, from_committed: bool, state: str) -> list[str]:
+    cond = " && ".join(f"({_enabled(names, e)})" for e in edges)
+    if not from_committed and any_committed != "false":
+        cond = f"!{any_committed} && {cond}"
+    body = []
+    for e in edges:
+        for u in e.updates:
+            body += _assign(names, net, u, e.ident)
+    body += [f"ta_L{e.instance} = {e.target}" for e in edges]
+    body.append('printf("@E ' + " ".join(str(e.ident) for e in edges) + '\\n")')
+    body.append(state.rstrip(";"))
+    return [f"    :: atomic {{ {cond} -> " + "; ".join(body) + " }"]
+
+
+def _broadcast_option(names: _Names, net: FlatNetwork, s: FlatEdge, receivers: list[FlatEdge],
+                      any_committed: str, edges_from_committed: set, state: str) -> list[str]:
+    # Guards are evaluated in the state before the step: each receiving
+    # instance's choice is made first (into J<i>), then the updates run.
+    by_inst: dict[int, list[FlatEdge]] = {}
+    for r in receivers:
+        by_inst.setdefault(r.instance, []).append(r)
+    cond = f"({_enabled(names, s)})"
+    if any_committed != "false" and (s.instance, s.source) not in edges_from_committed:
+        committed_rx = [f"({_enabled(names, r)})" for r in receivers
+                        if (r.instance, r.source) in edges_from_committed]
+        allow = " || ".join(committed_rx) if committed_rx else "false"
+        cond = f"(!{any_committed} || {allow}) && {cond}"
+    body = []
+    for i, rs in by_inst.items():
+        opts = " ".join(f":: ({_enabled(names, r)}) -> ta_J{i} = {r.ident}" for r in rs)
+        body.append(f"if {opts} :: else -> ta_J{i} = -1 fi")
+    for u in s.updates:
+        body += _assign(names, net, u, s.ident)
+    for i, rs in by_inst.items():
+        for r in rs:
+            upd = []
+            for u in r.updates:
+                upd += _assign(names, net, u, r.ident)
+            upd.append(f"ta_L{r.instance} = {r.target}")
+            upd.append(f'printf("@R {r.ident}\\n")')
+            body.append(f"if :: ta_J{i} == {r.ident} -> " + "; ".join(upd) + " :: else -> skip fi")
+    body.append(f"ta_L{s.instance} = {s.target}")
+    body += [f"ta_J{i} = 0" for i in by_inst]
+    body.append(f'printf("@E {s.ident}\\n")')
+    body.append(state.rstrip(";"))
+    return [f"    :: atomic {{ {cond} -> " + "; ".join(body) + " }"]
+
+
+def _tick_option(names: _Names, net: FlatNetwork, any_committed: str, urgent: list[str],
+                 state: str) -> list[str]:
+    clocks = sorted(names.clocks)
+    if not clocks:
+        return []
+    conds = []
+    if any_committed != "false":
+        conds.append(f"!{any_committed}")
+    if urgent:
+        conds.append("!(" + " || ".join(urgent) + ")")
+    after: dict[str, str] = {}
+    for c in clocks:
+        if net.vars[c].size:
+            raise ModelError(f"{net.path}: unsupported: clock arrays ('{c}')")
+        cap = _cap(net, c)
+        after[c] = f"({_ident(c)} < {cap} -> {_ident(c)} + 1 : {cap})"
+    for i, inst in enumerate(net.instances):
+        for j, inv in enumerate(inst.invariants):
+            if inv is not None:
+                conds.append(f"(ta_L{i} != {j} || {names.expr(inv, after)})")
+    conds.append("(" + " || ".join(f"{_ident(c)} < {_cap(net, c)}" for c in clocks) + ")")
+    body = [f"{_ident(c)} = {after[c]}" for c in clocks]
+    body.append('printf("@T\\n")')
+    body.append(state.rstrip(";"))
+    return [f"    :: atomic {{ {' && '.join(conds)} -> " + "; ".join(body) + " }"]
