@@ -12,8 +12,8 @@ from kairos.ta.checker import CheckerError, check, properties
 from kairos.ta.model import ModelError, flatten, load
 
 
-def _err(msg: str) -> int:
-    print(f"kairos ta: error: {msg}", file=sys.stderr)
+def _err(msg: str, prog: str = "kairos ta") -> int:
+    print(f"{prog}: error: {msg}", file=sys.stderr)
     return 2
 
 
@@ -72,7 +72,27 @@ def cmd_library(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tatoc(args: argparse.Namespace) -> int:
+    from kairos.ta import tatoc
+    if not args.prefix.isidentifier():
+        return _err(f"--prefix '{args.prefix}' is not a C identifier", "kairos tatoc")
+    try:
+        net = flatten(load(args.model))
+        written = tatoc.write(net, Path(args.output), args.prefix, args.max_steps)
+    except ModelError as e:
+        return _err(str(e), "kairos tatoc")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
+    t = sub.add_parser("tatoc", help="generate C for a timed-automata network (state-oriented, as TAtoC)")
+    t.add_argument("model", help="UPPAAL XML file")
+    t.add_argument("-o", "--output", required=True, help="directory for PREFIX_sched.h and PREFIX_sched.c")
+    t.add_argument("--prefix", default="ta", help="C name prefix (default ta)")
+    t.add_argument("--max-steps", type=int, default=64, help="steps allowed in one instant (default 64)")
+    t.set_defaults(func=cmd_tatoc)
     p = sub.add_parser("ta", help="timed-automata models of schedulers: check with SPIN, library")
     tsub = p.add_subparsers(dest="ta_command", required=True)
     c = tsub.add_parser("check", help="model-check the queries of an UPPAAL XML model with SPIN")
