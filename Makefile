@@ -63,6 +63,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/rootinfo/rootinfo.mk
 -include user/demo/demo.mk
 -include user/bench/bench.mk
+-include user/tasched/tasched.mk
 
 # ---- entry points ----
 bootstrap:

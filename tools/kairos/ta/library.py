@@ -331,4 +331,9 @@ EXAMPLES: dict[str, Workload] = {
         [Task("Ctl1", 0, 1, 5, 5), Task("Ctl2", 0, 1, 10, 10), Task("Irq", 1, 1, 4, 4, sporadic=True),
          Task("Log", 2, 1, 20, 20, sporadic=True)],
         policy="edf", local_policy="edf"),
+    # The on-target scheduler (user/tasched): 3 servers, 6 periodic tasks.
+    "tasched-3x6": Workload(
+        [Server("S1", "periodic", 2, 5, 3), Server("S2", "deferrable", 2, 8, 2), Server("S3", "polling", 2, 10, 1)],
+        [Task("A", 0, 1, 5, 5, 1), Task("B", 0, 1, 10, 10, 0), Task("C", 1, 1, 8, 8, 1),
+         Task("D", 1, 1, 16, 16, 0), Task("E", 2, 1, 10, 10, 1), Task("F", 2, 1, 20, 20, 0)]),
 }

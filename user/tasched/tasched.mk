@@ -1,0 +1,24 @@
+# A user-level reservation scheduler generated from a verified model
+# (user/tasched/tasched.c, docs/timed-automata.md "On Kairos"): the model
+# comes from the library and the scheduler code from `kairos tatoc`, both at
+# build time.
+TASCHED_GEN := $(BUILD)/user/tasched/gen
+TASCHED_ELF := $(BUILD)/user/tasched/tasched.elf
+TASCHED_OBJS := $(BUILD)/user/tasched/tasched.o $(TASCHED_GEN)/ta_sched.o
+
+$(TASCHED_GEN)/model.xml: tools/kairos/ta/library.py
+	@mkdir -p $(dir $@)
+	$(KAIROS) ta library tasched-3x6 -o $@
+
+$(TASCHED_GEN)/ta_sched.c $(TASCHED_GEN)/ta_sched.h &: $(TASCHED_GEN)/model.xml tools/kairos/ta/tatoc.py
+	$(KAIROS) tatoc $< -o $(TASCHED_GEN) >/dev/null
+
+$(TASCHED_GEN)/ta_sched.o: $(TASCHED_GEN)/ta_sched.c $(TASCHED_GEN)/ta_sched.h
+	$(USER_CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BUILD)/user/tasched/tasched.o: USER_CFLAGS += -I$(TASCHED_GEN)
+$(BUILD)/user/tasched/tasched.o: $(TASCHED_GEN)/ta_sched.h
+
+$(eval $(call user-roottask,$(TASCHED_ELF),$(TASCHED_OBJS)))
+user: $(TASCHED_ELF)
+-include $(BUILD)/user/tasched/tasched.d
