@@ -208,3 +208,17 @@ def test_random_programs_never_beat_the_bound(tmp_path: Path, prog, model) -> No
     trace, obs = _observed(elf, "f", model, patch)
     pb = path_bound(block_path(an.program, "f", trace), res.costs)
     assert obs <= pb <= res.bound, f"observed {obs}, path bound {pb}, bound {res.bound}\n{asm}"
+
+
+@needs_cc
+def test_command_line_switch_turns_the_precision_off(tmp_path: Path) -> None:
+    import json
+    from kairos.cli import main
+    elf = build(tmp_path, "save", asm_src=TRAP_SAVE)
+    bounds = {}
+    for name, extra in (("on", []), ("off", ["--no-symbolic-cache"])):
+        out = tmp_path / f"{name}.json"
+        assert main(["wcet", str(elf), "-e", "save", "--sp", "__stack_top", "-q", "--json", str(out),
+                     *extra]) == 0
+        bounds[name] = json.loads(out.read_text())["entries"][0]["bound_cycles"]
+    assert bounds["on"] + 20 * 300 < bounds["off"]

@@ -19,6 +19,7 @@ guaranteed).  States are immutable; every operation returns a new state.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable
 
 from kairos.wcet.model import CacheConfig
@@ -424,18 +425,31 @@ def sym_join(x: SymState, y: SymState) -> SymState:
     return tuple(out)
 
 
-def run_misses(base_iv: Intervals, accesses: list[tuple[int, int]], line: int) -> int:
+def run_misses(base_iv: Intervals, accesses, line: int) -> int:
     """Worst number of misses of naturally aligned accesses ``(offset, width)``
     through one base, in order, when the lines of ``base_iv`` are cached at
     the start and nothing else evicts in between: the maximum over every
     position of the base within its line that keeps all accesses aligned."""
     if not accesses:
         return 0
-    aligns = [al for al in range(line) if all((al + o) % w == 0 for o, w in accesses)]
-    if not aligns:                     # misaligned: count every access
-        return len(accesses)
+    return _run_misses(tuple(base_iv), tuple(accesses), line)
+
+
+@lru_cache(maxsize=65536)
+def _run_misses(base_iv: Intervals, accesses: tuple, line: int) -> int:
+    # The positions allowed: base ≡ -offset (mod width) for every access
+    # (widths are powers of two, so the widest one decides the granule).
+    gran, res = 1, 0
+    for o, w in accesses:
+        r = (-o) % w
+        if w >= gran:
+            if (r - res) % gran:
+                return len(accesses)   # misaligned: count every access
+            gran, res = w, r
+        elif (res + o) % w:
+            return len(accesses)
     worst = 0
-    for al in aligns:
+    for al in range(res, line, gran):
         have: set[int] = set()
         for a, b in base_iv:
             have.update(range((al + a) // line, (al + b - 1) // line + 1))

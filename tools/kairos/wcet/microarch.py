@@ -152,6 +152,7 @@ class _Analysis:
         self.m = m
         self.rng = _range_fn(value_info)
         self.symbolic = getattr(value_info, "symbolic", None) if symbolic else None
+        self.symbolic_defs = getattr(value_info, "symbolic_definitions", None) if symbolic else None
         # Bytes of one base whose lines are all in different sets.
         self.sym_span = (m.dcache.sets - 1) * m.dcache.line
         self.il = m.icache.line
@@ -190,10 +191,14 @@ class _Analysis:
             r = tr if r is None else (max(r[0], tr[0]), min(r[1], tr[1]))
             if r[1] <= r[0]:
                 r = tr
-        if r is None and self.symbolic is not None and tr is None:
+        wide = r is None or (int(r[1]) - int(r[0])) // self.dl + 1 >= self.dsets * max(1, self.dways) * 4
+        if wide and self.symbolic is not None and tr is None and (r is None or not self.m.is_device(*r)):
+            # An unknown address, or one of too many lines: through a
+            # symbolic base (assumed not to be a device unless the value
+            # analysis says it may be one).
             sym = self.symbolic(self.ctx_func[ctx].entry, ins.addr)
             if sym is not None:
-                acc = _Access(None, "no", ANY_RANGE, sym)
+                acc = _Access(None, "no", ANY_RANGE if r is None else (int(r[0]), int(r[1])), sym)
                 self._access_cache[key] = acc
                 return acc
         if r is None:
@@ -443,10 +448,13 @@ class _Analysis:
         fm_i: list[tuple[tuple[Context, int], int]] = []
         fm_d: list[tuple[tuple[Context, int], int]] = []
         runs = _Runs(sym, self.dl, self.sym_span)
-        if sym:
+        defs: frozenset[int] = frozenset()
+        if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
-            runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
-                                                 or k[1][0] == "a" and start == fentry))
+            defs = self.symbolic_defs(fentry)
+            if sym:
+                runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
+                                                     or k[1][0] == "a" and start == fentry))
         for ins in b.instrs:
             ipen = 0
             icat = AH
@@ -512,8 +520,8 @@ class _Analysis:
                     dpen = max(miss, m.device_latency) if acc.device == "may" else miss
                     if acc.device == "may" and dcat != UNK:
                         dcat = DEV
-            if ins.rd and (runs.state or runs.open):
-                runs.kill(lambda k, d=("d", ins.addr): k[0] == ctx and k[1] == d)
+            if ins.addr in defs and (runs.state or runs.open):
+                runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a)
             step(pipe, ins, m, ipen, dpen, drange, exact=False)
             if ins.cls is InstrClass.FENCE_I:
                 ic = ic.flush()

@@ -8,6 +8,12 @@ and zero-extending byte/half loads; everything else is unknown.  Calls
 clobber the caller-saved registers; ``sp``, ``gp`` (``__global_pointer$``),
 ``tp`` and callee-saved registers survive (standard ABI).
 
+Symbolic bases: a value the intervals cannot express is named by what
+defined it (``Kind``), so accesses through one pointer of unknown value are
+known relative to each other; a register that still holds an older value of
+a redefined name becomes unknown.  ``symbolic()`` gives such an access's
+base and offsets (docs/wcet.md "Data addresses").
+
 Loops: after ``WIDEN_AFTER`` growing rounds an absolute interval that lies
 inside one data object (an ELF ``STT_OBJECT`` symbol with a size) is widened
 to the whole object — the C rule that pointer arithmetic stays within its
@@ -44,8 +50,9 @@ MAX_ROUNDS = 60
 SYMBOLIC_WINDOW = 4032
 
 #: A value kind is "abs", "sp", "obj" or a symbolic base: ("d", addr) the
-#: value defined by the instruction at addr, ("p", block, reg) the value of
-#: reg on entry to a merge block, ("a", reg) reg at the function's entry.
+#: value defined by the instruction at addr (("d", addr, reg) for the a0/a1
+#: results of an ecall), ("p", block, reg) the value of reg on entry to a
+#: merge block, ("a", reg) reg at the function's entry.
 Kind = str | tuple
 Val = tuple[Kind, int, int] | None
 
@@ -97,6 +104,10 @@ class ValueInfo:
         self._objects = sorted((_signed(s.addr), _signed(s.addr) + s.size) for s in self.image.symbols
                                if s.kind == "object" and s.size > 0)
         self._device_kinds: set[tuple[int, Kind]] = set()
+        # Symbolic bases that are an absolute address plus a wide index:
+        # their absolute range, for ``range``.
+        self._hull: dict[tuple[int, Kind], tuple[int, int]] = {}
+        self._defs: dict[int, frozenset[int]] = {}
         self._device_slots = device_pointer_variables(self.image)
         for f in program.functions.values():
             self._analyse(f)
@@ -149,12 +160,28 @@ class ValueInfo:
             return None
         return (r.base, r.lo, r.hi)
 
+    def symbolic_definitions(self, func_entry: int) -> frozenset[int]:
+        """Addresses of the instructions of a function that define a
+        symbolic base some access of it uses (see ``symbolic``)."""
+        got = self._defs.get(func_entry)
+        if got is None:
+            got = frozenset(r.base[1] for (fe, _), r in self._access.items()
+                            if fe == func_entry and r is not None and is_symbolic(r.base) and r.base[0] == "d")
+            self._defs[func_entry] = got
+        return got
+
     def range(self, ctx: Context, instr_addr: int, func_entry: int | None = None) -> tuple[int, int] | None:
         if func_entry is None:
             func_entry = self._owner(ctx)
         r = self._access.get((func_entry, instr_addr))
-        if r is None or is_symbolic(r.base):
+        if r is None:
             return None
+        if is_symbolic(r.base):
+            h = self._hull.get((func_entry, r.base))
+            if h is None:
+                return None
+            lo = (h[0] + r.lo) & MASK64
+            return (lo, lo + (h[1] + r.hi) - (h[0] + r.lo))
         if r.base == "abs":
             return (r.lo & MASK64, ((r.lo & MASK64) + (r.hi - r.lo)))
         esp = self.entry_sp(ctx)
@@ -444,6 +471,14 @@ class ValueInfo:
             elif key in self._access and self._access[key] is None:
                 rng = None
             self._access[key] = rng
+        if ins.cls is InstrClass.ECALL:
+            # The environment (SBI, a kernel) returns its results in a0/a1.
+            for r in (10, 11):
+                kind = ("d", ins.addr, r)
+                for q in [q for q, x in regs.items() if x is not None and x[0] == kind]:
+                    del regs[q]
+                regs[r] = (kind, 0, 0)
+            return
         if not ins.writes:
             return
 
@@ -454,6 +489,7 @@ class ValueInfo:
 
         m = ins.mnemonic
         v: Val = None
+        hull: tuple[int, int] | None = None
         a = get(ins.rs1)
         b = get(ins.rs2) if ins.rs2 is not None else None
         if m == "lui":
@@ -477,6 +513,13 @@ class ValueInfo:
             elif a is not None and b is not None:
                 if a[0] == "abs" and b[0] == "abs":
                     v = ("abs", a[1] + b[1], a[2] + b[2])
+                    if m == "add" and v[2] - v[1] > SYMBOLIC_WINDOW and min(a[2] - a[1], b[2] - b[1]) <= SYMBOLIC_WINDOW:
+                        # An address plus a wide index (an array element):
+                        # named by this instruction, so that accesses
+                        # through it are related; ``range`` still gives
+                        # the whole interval.
+                        hull = (v[1], v[2])
+                        v = None
                 elif a[0] == "sp" and b[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
                 elif b[0] == "sp" and a[0] == "abs":
@@ -531,6 +574,8 @@ class ValueInfo:
             v = (kind, 0, 0)
             if self._defines_device_pointer(ins, a, b, f):
                 self._device_kinds.add((f.entry, kind))
+            if hull is not None:
+                self._hull[(f.entry, kind)] = hull
         for w in ins.writes:
             if w >= 32:
                 continue
