@@ -14,6 +14,13 @@
   D-cache (lines from the value analysis' address ranges; an unknown address
   ages every set).  May analysis classifies sure misses (reporting only: a
   possible miss already costs a miss).
+* **Symbolic lines.** An access through a pointer of unknown value that the
+  value analysis names (``ValueInfo.symbolic``) is tracked relative to that
+  pointer (``cache.py`` "Symbolic lines", ``_Runs``): repeated lines of one
+  object hit, and the misses of a run through one pointer are counted for
+  the pointer's worst alignment and added to the block's cost.
+  ``symbolic=False`` (``--no-symbolic-cache``) treats them as unknown
+  addresses.
 * **Persistence.** For every loop (in every context) the lines it may touch,
   callees included, are counted per cache set; if a set receives at most
   ``analysis_ways`` distinct lines and no unknown access, those lines can
