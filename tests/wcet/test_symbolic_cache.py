@@ -333,3 +333,21 @@ def test_a_redefined_base_starts_again(tmp_path: Path) -> None:
     trace, obs = _observed(elf, "f", "u54", {"ptrs": ptrs})
     from kairos.wcet.trace import block_path, path_bound
     assert obs <= path_bound(block_path(an.program, "f", trace), res.costs) <= res.bound
+
+
+@needs_cc
+def test_without_dwarf_no_pointer_is_assumed_to_be_memory(tmp_path: Path) -> None:
+    """Without DWARF the volatile-pointer variables are unknown, so any
+    pointer may address a device: the analysis falls back to unknown
+    addresses and says so."""
+    import shutil
+    import subprocess
+    elf = build(tmp_path, "save", asm_src=TRAP_SAVE)
+    strip = shutil.which("riscv64-unknown-elf-strip")
+    if strip is None:
+        pytest.skip("riscv64-unknown-elf-strip missing")
+    subprocess.run([strip, "--strip-debug", str(elf)], check=True)
+    an, res = _analyse(elf, "save")
+    _an, res_off = _analyse(elf, "save", symbolic=False)
+    assert res.bound == res_off.bound
+    assert any("no DWARF" in w for w in an.warnings)

@@ -207,6 +207,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     an = Analysis(image, program, model_name, results, ann, time.perf_counter() - t0, irq)
     if flattened:
         an.warnings.append("shared call contexts (context-insensitive) for: " + ", ".join(flattened))
+    if model is not None and symbolic_cache and not values.symbolic_bases:
+        an.warnings.append("no DWARF variable information: pointers of unknown value may address devices, "
+                           "so their accesses are not cached (as --no-symbolic-cache)")
     an.warnings.extend(unused)
     return an
 

@@ -108,7 +108,12 @@ class ValueInfo:
         # their absolute range, for ``range``.
         self._hull: dict[tuple[int, Kind], tuple[int, int]] = {}
         self._defs: dict[int, frozenset[int]] = {}
-        self._device_slots = device_pointer_variables(self.image)
+        slots = device_pointer_variables(self.image)
+        #: Whether pointers of unknown value may be assumed to address
+        #: memory (those of volatile-pointer variables excepted): only with
+        #: the DWARF that names those variables.
+        self.symbolic_bases = slots is not None
+        self._device_slots = slots or []
         for f in program.functions.values():
             self._analyse(f)
             self._refine_loops(f)
@@ -156,7 +161,8 @@ class ValueInfo:
         definition, see ``Kind``); None if it has no such base or the base
         may point to a device (``device_pointer_variables``)."""
         r = self._access.get((func_entry, instr_addr))
-        if r is None or not is_symbolic(r.base) or (func_entry, r.base) in self._device_kinds:
+        if r is None or not is_symbolic(r.base) or (func_entry, r.base) in self._device_kinds \
+                or not self.symbolic_bases:
             return None
         return (r.base, r.lo, r.hi)
 
@@ -597,15 +603,16 @@ class ValueInfo:
         return any(x is not None and (f.entry, x[0]) in self._device_kinds for x in (a, b))
 
 
-def device_pointer_variables(image) -> list[tuple[int, int]]:
+def device_pointer_variables(image) -> list[tuple[int, int]] | None:
     """Address ranges of the file-scope pointer variables whose DWARF type
     points to ``volatile`` data: the C idiom for device registers (Kairos'
     ``uart`` and ``plic``).  A value loaded from one of them may address a
     device, which is never cached; the symbolic cache analysis leaves such
-    values alone.  Without DWARF the list is empty."""
+    values alone.  None without (readable) DWARF: then no pointer is known
+    not to address a device."""
     elf = getattr(image, "_elf", None)
     if elf is None or not elf.has_dwarf_info():
-        return []
+        return None
     out: list[tuple[int, int]] = []
     try:
         dwarf = elf.get_dwarf_info()
@@ -619,8 +626,8 @@ def device_pointer_variables(image) -> list[tuple[int, int]]:
                 addr = int.from_bytes(bytes(loc.value[1:9]), "little")
                 if _points_to_volatile(die):
                     out.append((addr, addr + 8))
-    except Exception as exc:  # corrupt DWARF must not crash the analysis
-        raise WcetError(f"malformed DWARF variable information in {image.path}: {exc}") from None
+    except Exception:  # unreadable DWARF: no pointer is known to be memory
+        return None
     return out
 
 
