@@ -19,6 +19,7 @@ guaranteed).  States are immutable; every operation returns a new state.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable
 
 from kairos.wcet.model import CacheConfig
@@ -345,3 +346,118 @@ class MayCache:
                     d[l] = min(d.get(l, ways), a)
                 out[i] = _sorted_items(d)
         return MayCache(self.ways, self.sets, tuple(out), self.unknown | other.unknown)
+
+
+# ---------------------------------------------------------------------------
+# Symbolic lines: data reached through a pointer of unknown value.
+#
+# A *base* is a value of unknown address named by the definition that
+# produced it (``valueanalysis.Kind``) in one call context.  For each base the
+# state holds byte intervals ``[lo, hi)`` of offsets from it whose lines are
+# guaranteed cached: every such line was touched, and no refill has happened
+# in its set since.  Under random replacement only a refill evicts, and with
+# LRU a line leaves only on a refill in its set too, so that is sound for
+# both (docs/processor-model.md §3, "Symbolic lines").  The set of a
+# symbolic line is unknown, so any refill that is not provably in another
+# set removes everything; refills of the same base within
+# ``SAME_OBJECT_SPAN`` bytes are provably in other sets (64 consecutive
+# lines fill 64 different sets of a 4 KiB way).
+#
+# The alignment of a base within its line is unknown, so it is not known
+# which access of a straight-line run through one base is the first to touch
+# a line.  ``run_misses`` counts the misses of such a run for every
+# alignment the accesses allow (they are naturally aligned) and takes the
+# worst.
+
+Intervals = tuple  # tuple[tuple[int, int], ...], sorted, disjoint
+SymState = tuple   # tuple[tuple[base, Intervals], ...], sorted by repr of base
+
+#: Bytes of one base that may be in flight at once without two of their
+#: lines sharing a set of a 64-set, 64-byte-line way: 63 lines.
+SAME_OBJECT_SPAN = 4032
+
+
+def covered(iv: Intervals, lo: int, hi: int) -> bool:
+    return any(a <= lo and hi <= b for a, b in iv)
+
+
+def add_interval(iv: Intervals, lo: int, hi: int, line: int) -> Intervals:
+    """``iv`` plus ``[lo, hi)``.  Intervals less than a line apart merge: every
+    byte between two touched bytes at most a line apart lies in one of their
+    two lines."""
+    out = []
+    for a, b in sorted(iv + ((lo, hi),)):
+        if out and a - out[-1][1] < line:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return tuple(out)
+
+
+def intersect(x: Intervals, y: Intervals) -> Intervals:
+    out = []
+    for a, b in x:
+        for c, d in y:
+            lo, hi = max(a, c), min(b, d)
+            if lo < hi:
+                out.append((lo, hi))
+    return tuple(sorted(out))
+
+
+def near(iv: Intervals, lo: int, hi: int, span: int = SAME_OBJECT_SPAN) -> Intervals:
+    """The intervals whose lines are provably in other sets than any line of
+    ``[lo, hi)`` (or the same line): both together span at most ``span``
+    bytes, (sets - 1) lines."""
+    return tuple((a, b) for a, b in iv if max(b, hi) - min(a, lo) <= span)
+
+
+def sym_join(x: SymState, y: SymState) -> SymState:
+    if x is y or x == y:
+        return x
+    dy = dict(y)
+    out = []
+    for base, iv in x:
+        other = dy.get(base)
+        if other is not None:
+            both = iv if iv == other else intersect(iv, other)
+            if both:
+                out.append((base, both))
+    return tuple(out)
+
+
+def run_misses(base_iv: Intervals, accesses, line: int) -> int:
+    """Worst number of misses of naturally aligned accesses ``(offset, width)``
+    through one base, in order, when the lines of ``base_iv`` are cached at
+    the start and nothing else evicts in between: the maximum over every
+    position of the base within its line that keeps all accesses aligned."""
+    if not accesses:
+        return 0
+    return _run_misses(tuple(base_iv), tuple(accesses), line)
+
+
+@lru_cache(maxsize=65536)
+def _run_misses(base_iv: Intervals, accesses: tuple, line: int) -> int:
+    # The positions allowed: base ≡ -offset (mod width) for every access
+    # (widths are powers of two, so the widest one decides the granule).
+    gran, res = 1, 0
+    for o, w in accesses:
+        r = (-o) % w
+        if w >= gran:
+            if (r - res) % gran:
+                return len(accesses)   # misaligned: count every access
+            gran, res = w, r
+        elif (res + o) % w:
+            return len(accesses)
+    worst = 0
+    for al in range(res, line, gran):
+        have: set[int] = set()
+        for a, b in base_iv:
+            have.update(range((al + a) // line, (al + b - 1) // line + 1))
+        n = 0
+        for o, _w in accesses:
+            ln = (al + o) // line
+            if ln not in have:
+                have.add(ln)
+                n += 1
+        worst = max(worst, n)
+    return worst

@@ -29,6 +29,9 @@ def register(sub) -> None:
     p.add_argument("--context-budget", type=int, default=None, metavar="N",
                    help="share the contexts of the functions whose call strings multiply most until at "
                         "most N contexts remain per entry (default 4000; 0: full virtual inlining)")
+    p.add_argument("--no-symbolic-cache", dest="symbolic_cache", action="store_false",
+                   help="treat every access through a pointer of unknown value as a miss that may evict "
+                        "anything (the analysis before symbolic cache lines; for comparison)")
     p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
     p.add_argument("--path", action="store_true", help="print the worst-case path")
@@ -111,10 +114,10 @@ def _run(args: argparse.Namespace, err) -> int:
             def cb(msg: str, frac: float) -> None:
                 prog.update(task, completed=frac, description=msg)
             an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb,
-                            context_budget=budget)
+                            context_budget=budget, symbolic_cache=args.symbolic_cache)
     else:
         an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry,
-                        context_budget=budget)
+                        context_budget=budget, symbolic_cache=args.symbolic_cache)
     if args.json:
         report.write_json(an, args.json)
     if args.html:

@@ -103,7 +103,10 @@ def _via_constraint(program: Program, via: list[str], avoid: list[str] = ()) -> 
 def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Annotations | None = None,
         sp0: str | int | None = None, stop_at: list[str] = (), irq_entry: str | None = None,
         progress: Callable[[str, float], None] | None = None,
-        context_budget: int | None = DEFAULT_CONTEXT_BUDGET) -> Analysis:
+        context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True) -> Analysis:
+    """``symbolic_cache=False`` turns off the cache analysis of accesses
+    through pointers of unknown value (each then costs a miss and may evict
+    anything), to show what that precision gains."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -175,7 +178,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
             if costs is None:
                 say(f"{spec.text}: cache and pipeline analysis", base)
                 from kairos.wcet import microarch
-                costs = microarch.analyse(view, spec.symbol, model, values)
+                costs = microarch.analyse(view, spec.symbol, model, values, symbolic=symbolic_cache)
                 costs_cache[(id(view), spec.symbol)] = costs
             cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
             pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
@@ -204,6 +207,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     an = Analysis(image, program, model_name, results, ann, time.perf_counter() - t0, irq)
     if flattened:
         an.warnings.append("shared call contexts (context-insensitive) for: " + ", ".join(flattened))
+    if model is not None and symbolic_cache and not values.symbolic_bases:
+        an.warnings.append("no DWARF variable information: pointers of unknown value may address devices, "
+                           "so their accesses are not cached (as --no-symbolic-cache)")
     an.warnings.extend(unused)
     return an
 

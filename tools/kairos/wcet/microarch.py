@@ -14,6 +14,13 @@
   D-cache (lines from the value analysis' address ranges; an unknown address
   ages every set).  May analysis classifies sure misses (reporting only: a
   possible miss already costs a miss).
+* **Symbolic lines.** An access through a pointer of unknown value that the
+  value analysis names (``ValueInfo.symbolic``) is tracked relative to that
+  pointer (``cache.py`` "Symbolic lines", ``_Runs``): repeated lines of one
+  object hit, and the misses of a run through one pointer are counted for
+  the pointer's worst alignment and added to the block's cost.
+  ``symbolic=False`` (``--no-symbolic-cache``) treats them as unknown
+  addresses.
 * **Persistence.** For every loop (in every context) the lines it may touch,
   callees included, are counted per cache set; if a set receives at most
   ``analysis_ways`` distinct lines and no unknown access, those lines can
@@ -45,6 +52,7 @@ from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from typing import Any, Callable, Protocol
 
+from kairos.wcet import cache as symlines
 from kairos.wcet.cache import MayCache, MustCache
 from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term
 from kairos.wcet.errors import WcetError
@@ -68,6 +76,7 @@ WHOLE_RUN_SCOPE = True
 # Categories reported per access.
 AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
 UNK = "unknown-address"
+SYM = "symbolic-line"      # through a pointer of unknown value; its misses are charged per run
 
 
 class AccessInfo(Protocol):
@@ -139,15 +148,20 @@ class _Access:
     lines: tuple[int, ...] | None
     device: str  # "no", "may", "all"
     brange: tuple[int, int]
+    sym: tuple[Any, int, int] | None = None   # (base, lo, hi) offsets from a symbolic base
 
 
 class _Analysis:
     def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any,
-                 entry_state: str = "auto") -> None:
+                 entry_state: str = "auto", symbolic: bool = True) -> None:
         self.p = program
         self.entry = entry
         self.m = m
         self.rng = _range_fn(value_info)
+        self.symbolic = getattr(value_info, "symbolic", None) if symbolic else None
+        self.symbolic_defs = getattr(value_info, "symbolic_definitions", None) if symbolic else None
+        # Bytes of one base whose lines are all in different sets.
+        self.sym_span = (m.dcache.sets - 1) * m.dcache.line
         self.il = m.icache.line
         self.dl = m.dcache.line
         self.isets = m.icache.sets
@@ -184,6 +198,16 @@ class _Analysis:
             r = tr if r is None else (max(r[0], tr[0]), min(r[1], tr[1]))
             if r[1] <= r[0]:
                 r = tr
+        wide = r is None or (int(r[1]) - int(r[0])) // self.dl + 1 >= self.dsets * max(1, self.dways) * 4
+        if wide and self.symbolic is not None and tr is None and (r is None or not self.m.is_device(*r)):
+            # An unknown address, or one of too many lines: through a
+            # symbolic base (assumed not to be a device unless the value
+            # analysis says it may be one).
+            sym = self.symbolic(self.ctx_func[ctx].entry, ins.addr)
+            if sym is not None:
+                acc = _Access(None, "no", ANY_RANGE if r is None else (int(r[0]), int(r[1])), sym)
+                self._access_cache[key] = acc
+                return acc
         if r is None:
             lo, hi = ANY_RANGE
         else:
@@ -424,12 +448,20 @@ class _Analysis:
     def transfer(self, key: tuple[Context, int], state, record: bool = False):
         ctx, start = key
         b: BasicBlock = self.ctx_func[ctx].blocks[start]
-        ic, dc, imay, dmay, res = state
+        ic, dc, imay, dmay, res, sym = state
         m = self.m
         pipe = PipeState.from_residual(res)
         classes: list[Classification] = [] if record else None  # type: ignore[assignment]
         fm_i: list[tuple[tuple[Context, int], int]] = []
         fm_d: list[tuple[tuple[Context, int], int]] = []
+        runs = _Runs(sym, self.dl, self.sym_span)
+        defs: frozenset[int] = frozenset()
+        if self.symbolic_defs is not None:
+            fentry = self.ctx_func[ctx].entry
+            defs = self.symbolic_defs(fentry)
+            if sym:
+                runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
+                                                     or k[1][0] == "a" and start == fentry))
         for ins in b.instrs:
             ipen = 0
             icat = AH
@@ -455,6 +487,18 @@ class _Analysis:
                 if acc.device == "all":
                     dpen = m.device_latency
                     dcat = DEV
+                elif acc.sym is not None:
+                    # No penalty in the pipeline: the misses of the run are
+                    # added to the block's cost at its end (monotonicity).
+                    base, lo, hi = acc.sym
+                    if runs.access((ctx, base), lo, hi, ins.mem_width):
+                        dcat = AH
+                        if self.dways > 1:      # an LRU hit reorders its (unknown) set
+                            dc = dc.access_unknown(None)
+                    else:
+                        dcat = SYM
+                        dc = dc.access_unknown(None)
+                        dmay = dmay.access_unknown(None)
                 else:
                     if acc.lines is None:
                         miss = m.dcache_miss_penalty
@@ -478,17 +522,22 @@ class _Analysis:
                                 dcat = AM if all(dmay.sure_miss(l) for l in lines) else NC
                         dc = dc.access_range(lines)
                         dmay = dmay.access_range(lines)
+                    if dcat != AH:              # a refill in a set symbolic lines may share
+                        runs.refill_elsewhere()
                     dpen = max(miss, m.device_latency) if acc.device == "may" else miss
                     if acc.device == "may" and dcat != UNK:
                         dcat = DEV
+            if ins.addr in defs and (runs.state or runs.open):
+                runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a)
             step(pipe, ins, m, ipen, dpen, drange, exact=False)
             if ins.cls is InstrClass.FENCE_I:
                 ic = ic.flush()
                 imay = MayCache.initial(m.icache)
             if record:
                 classes.append(Classification(ins.addr, icat, dcat, ipen + dpen))
-        out = (ic, dc, imay, dmay, pipe.residual())
-        return out, pipe.t_next, classes, fm_i, fm_d
+        extra = runs.finish() * m.dcache_miss_penalty
+        out = (ic, dc, imay, dmay, pipe.residual(), runs.result())
+        return out, pipe.t_next + extra, classes, fm_i, fm_d
 
     # -- fixpoint ----------------------------------------------------------------
     def entry_residual(self):
@@ -547,7 +596,7 @@ class _Analysis:
         m = self.m
         n = len(self.nodes)
         init = (MustCache.empty(m.icache), MustCache.empty(m.dcache), MayCache.initial(m.icache),
-                MayCache.initial(m.dcache), self.entry_residual())
+                MayCache.initial(m.dcache), self.entry_residual(), ())
         instate: list[Any] = [None] * n
         instate[self.root] = init
         loop_in: dict[tuple[Context, int], Any] = {}
@@ -590,7 +639,7 @@ class _Analysis:
                     for kind, key in al:
                         if kind in ("exit", "back") and key in loop_aged:
                             ai, ad = loop_aged[key]
-                            st = (st[0].meet(ai), st[1].meet(ad), st[2], st[3], st[4])
+                            st = (st[0].meet(ai), st[1].meet(ad), st[2], st[3], st[4], st[5])
                 old = instate[t]
                 new = st if old is None else _join(old, st)
                 if old is None or new != old:
@@ -710,11 +759,74 @@ def _age_by(c: MustCache, touched: set[int], unknown: bool) -> MustCache:
 
 def _join(a, b):
     return (a[0].join(b[0]), a[1].join(b[1]), a[2].join(b[2]), a[3].join(b[3]),
-            join_residual(a[4], b[4]))
+            join_residual(a[4], b[4]), symlines.sym_join(a[5], b[5]))
+
+
+class _Runs:
+    """The symbolic lines (``cache.SymState``) through one block, and the
+    misses of its runs: a run is the accesses through one base between two
+    events that may evict its lines; its misses are counted at its end by
+    ``cache.run_misses`` over every alignment of the base."""
+
+    def __init__(self, state, line: int, span: int) -> None:
+        self.state: dict[Any, tuple] = dict(state)
+        self.line = line
+        self.span = span
+        self.open: dict[Any, tuple[tuple, list[tuple[int, int]]]] = {}   # base -> (intervals at start, accesses)
+        self.misses = 0
+
+    def _close(self, base) -> None:
+        run = self.open.pop(base, None)
+        if run is not None:
+            self.misses += symlines.run_misses(run[0], run[1], self.line)
+
+    def kill(self, pred) -> None:
+        """Forget the bases ``pred`` selects (their value was redefined)."""
+        for base in [k for k in set(self.state) | set(self.open) if pred(k)]:
+            self._close(base)
+            self.state.pop(base, None)
+
+    def refill_elsewhere(self) -> None:
+        """A refill that may fall into any set: every symbolic line may go."""
+        for base in list(self.open):
+            self._close(base)
+        self.state.clear()
+
+    def access(self, base, lo: int, hi: int, width: int) -> bool:
+        """An access to ``[lo, hi)`` from ``base``; True if it surely hits."""
+        iv = self.state.get(base, ())
+        exact = hi - lo == width
+        if exact and symlines.covered(iv, lo, hi):
+            return True
+        # A possible refill: lines of other bases, and of this base too far
+        # away to be provably in other sets, may be evicted.
+        for other in [k for k in self.open if k != base]:
+            self._close(other)
+        keep = symlines.near(iv, lo, hi, self.span) if hi - lo <= self.span else ()
+        if keep != iv:
+            self._close(base)
+        self.state = {base: keep} if keep else {}
+        run = self.open.get(base)
+        if run is None:
+            run = self.open[base] = (keep, [])
+        if exact:
+            run[1].append((lo, width))
+            self.state[base] = symlines.add_interval(keep, lo, hi, self.line)
+        else:
+            self.misses += 1           # some line of a range: one miss, nothing guaranteed
+        return False
+
+    def finish(self) -> int:
+        for base in list(self.open):
+            self._close(base)
+        return self.misses
+
+    def result(self):
+        return tuple(sorted(self.state.items(), key=lambda kv: repr(kv[0])))
 
 
 def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
-            entry_state: str = "auto") -> BlockCosts:
+            entry_state: str = "auto", symbolic: bool = True) -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
     first-miss penalties per loop entry, for the analysis of ``entry``.
 
@@ -722,5 +834,5 @@ def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any
     replay), ``"trap"`` (a trap handler: a divide of the interrupted code may
     still be running, its stores may still be buffered) or ``"auto"``
     (``trap`` when the unit ends in ``sret``/``mret``)."""
-    bc = _Analysis(program, entry, model, value_info, entry_state).run()
+    bc = _Analysis(program, entry, model, value_info, entry_state, symbolic).run()
     return bc

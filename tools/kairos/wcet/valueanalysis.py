@@ -8,6 +8,12 @@ and zero-extending byte/half loads; everything else is unknown.  Calls
 clobber the caller-saved registers; ``sp``, ``gp`` (``__global_pointer$``),
 ``tp`` and callee-saved registers survive (standard ABI).
 
+Symbolic bases: a value the intervals cannot express is named by what
+defined it (``Kind``), so accesses through one pointer of unknown value are
+known relative to each other; a register that still holds an older value of
+a redefined name becomes unknown.  ``symbolic()`` gives such an access's
+base and offsets (docs/wcet.md "Data addresses").
+
 Loops: after ``WIDEN_AFTER`` growing rounds an absolute interval that lies
 inside one data object (an ELF ``STT_OBJECT`` symbol with a size) is widened
 to the whole object — the C rule that pointer arithmetic stays within its
@@ -38,8 +44,21 @@ from kairos.wcet.isa import Instr, InstrClass
 
 WIDEN_AFTER = 3
 MAX_ROUNDS = 60
+#: Offsets of one symbolic base are kept as a range only while the range is
+#: at most this wide (64 lines of 64 bytes less one: lines that far apart
+#: fall into different sets of a 4 KiB cache way).
+SYMBOLIC_WINDOW = 4032
 
-Val = tuple[str, int, int] | None
+#: A value kind is "abs", "sp", "obj" or a symbolic base: ("d", addr) the
+#: value defined by the instruction at addr (("d", addr, reg) for the a0/a1
+#: results of an ecall), ("p", block, reg) the value of reg on entry to a
+#: merge block, ("a", reg) reg at the function's entry.
+Kind = str | tuple
+Val = tuple[Kind, int, int] | None
+
+
+def is_symbolic(kind: Kind) -> bool:
+    return isinstance(kind, tuple)
 
 
 @dataclass(frozen=True)
@@ -84,6 +103,17 @@ class ValueInfo:
         self._done: set[int] = set()
         self._objects = sorted((_signed(s.addr), _signed(s.addr) + s.size) for s in self.image.symbols
                                if s.kind == "object" and s.size > 0)
+        self._device_kinds: set[tuple[int, Kind]] = set()
+        # Symbolic bases that are an absolute address plus a wide index:
+        # their absolute range, for ``range``.
+        self._hull: dict[tuple[int, Kind], tuple[int, int]] = {}
+        self._defs: dict[int, frozenset[int]] = {}
+        slots = device_pointer_variables(self.image)
+        #: Whether pointers of unknown value may be assumed to address
+        #: memory (those of volatile-pointer variables excepted): only with
+        #: the DWARF that names those variables.
+        self.symbolic_bases = slots is not None
+        self._device_slots = slots or []
         for f in program.functions.values():
             self._analyse(f)
             self._refine_loops(f)
@@ -125,12 +155,39 @@ class ValueInfo:
                 cur = (cur[0], cur[1] + v[1])
         return None if cur[0] == "unknown" else cur
 
+    def symbolic(self, func_entry: int, instr_addr: int) -> tuple[Kind, int, int] | None:
+        """``(base, lo, hi)``: the access touches bytes ``[lo, hi)`` relative
+        to a symbolic base (a value of unknown address named by its
+        definition, see ``Kind``); None if it has no such base or the base
+        may point to a device (``device_pointer_variables``)."""
+        r = self._access.get((func_entry, instr_addr))
+        if r is None or not is_symbolic(r.base) or (func_entry, r.base) in self._device_kinds \
+                or not self.symbolic_bases:
+            return None
+        return (r.base, r.lo, r.hi)
+
+    def symbolic_definitions(self, func_entry: int) -> frozenset[int]:
+        """Addresses of the instructions of a function that define a
+        symbolic base some access of it uses (see ``symbolic``)."""
+        got = self._defs.get(func_entry)
+        if got is None:
+            got = frozenset(r.base[1] for (fe, _), r in self._access.items()
+                            if fe == func_entry and r is not None and is_symbolic(r.base) and r.base[0] == "d")
+            self._defs[func_entry] = got
+        return got
+
     def range(self, ctx: Context, instr_addr: int, func_entry: int | None = None) -> tuple[int, int] | None:
         if func_entry is None:
             func_entry = self._owner(ctx)
         r = self._access.get((func_entry, instr_addr))
         if r is None:
             return None
+        if is_symbolic(r.base):
+            h = self._hull.get((func_entry, r.base))
+            if h is None:
+                return None
+            lo = (h[0] + r.lo) & MASK64
+            return (lo, lo + (h[1] + r.hi) - (h[0] + r.lo))
         if r.base == "abs":
             return (r.lo & MASK64, ((r.lo & MASK64) + (r.hi - r.lo)))
         esp = self.entry_sp(ctx)
@@ -295,7 +352,8 @@ class ValueInfo:
         return b.max
 
     def _analyse(self, f: Function) -> None:
-        init: dict[int, Val] = {2: ("sp", 0, 0)}
+        init: dict[int, Val] = {r: (("a", r), 0, 0) for r in range(1, 32)}
+        init[2] = ("sp", 0, 0)
         if self.image.gp is not None:
             init[3] = _const(self.image.gp)
         headers = self._loop_ivs(f)
@@ -321,8 +379,7 @@ class ValueInfo:
                         self._sp_val_at_call[ins.addr] = sp if old_v == sp else None
                     self._step(regs, ins, f)
                 if blk.kind is Term.CALL:
-                    for r in CALLER_SAVED:
-                        regs.pop(r, None)
+                    self._after_call(regs, blk)
                 for t in blk.succs:
                     if edge_out.get((s, t)) == regs:
                         continue
@@ -337,9 +394,30 @@ class ValueInfo:
                 for ins in blk.instrs:
                     if ins.mem_width:
                         self._access[(f.entry, ins.addr)] = None
+            return
+        # The access ranges, from the stable states.
+        for s in order:
+            if s not in state_in:
+                continue
+            regs = dict(state_in[s])
+            for ins in f.blocks[s].instrs:
+                self._step(regs, ins, f, record=True)
+
+    @staticmethod
+    def _after_call(regs: dict[int, Val], blk) -> None:
+        """A call clobbers the caller-saved registers; its result in a0 is a
+        new value named by the call instruction."""
+        for r in CALLER_SAVED:
+            regs.pop(r, None)
+        regs[10] = (("d", blk.last.addr), 0, 0)
 
     def _merge(self, f: Function, t: int, edge_out, header, old, n: int) -> dict[int, Val]:
-        ins = [edge_out[(p, t)] for p in f.blocks[t].preds if (p, t) in edge_out]
+        def current(st: dict[int, Val]) -> dict[int, Val]:
+            # A value named after this block's entry is an older instance.
+            return {r: v for r, v in st.items()
+                    if not (v is not None and is_symbolic(v[0]) and v[0][0] == "p" and v[0][1] == t)}
+
+        ins = [current(edge_out[(p, t)]) for p in f.blocks[t].preds if (p, t) in edge_out]
         new: dict[int, Val] = dict(ins[0])
         for st in ins[1:]:
             new = {r: j for r in set(new) & set(st) if (j := self._joinv(new[r], st[r])) is not None}
@@ -356,7 +434,7 @@ class ValueInfo:
             entries, ivs = header
             ent = [edge_out[(p, t)] for p in entries if (p, t) in edge_out]
             for r, (step, bound, w32) in ivs.items():
-                vals = [e.get(r) for e in ent]
+                vals = [current(e).get(r) for e in ent]
                 if not ent or any(v is None or v[0] == "obj" for v in vals):
                     new.pop(r, None)
                     continue
@@ -372,10 +450,19 @@ class ValueInfo:
                     new.pop(r, None)       # a 32-bit counter that may wrap
                     continue
                 new[r] = (kind, lo, hi)
+        if len(ins) > 1:
+            # A register the join lost holds one value per entry into the
+            # block: name it by the block.
+            for r in set().union(*ins) - set(new):
+                if 0 < r < 32:
+                    kind = ("p", t, r)
+                    new[r] = (kind, 0, 0)
+                    if any(st.get(r) is not None and (f.entry, st[r][0]) in self._device_kinds for st in ins):
+                        self._device_kinds.add((f.entry, kind))
         return new
 
-    def _step(self, regs: dict[int, Val], ins: Instr, f: Function) -> None:
-        if ins.mem_width:
+    def _step(self, regs: dict[int, Val], ins: Instr, f: Function, record: bool = False) -> None:
+        if ins.mem_width and record:
             base = regs.get(ins.rs1) if ins.rs1 else ("abs", 0, 0)
             if base is None:
                 rng = None
@@ -390,6 +477,14 @@ class ValueInfo:
             elif key in self._access and self._access[key] is None:
                 rng = None
             self._access[key] = rng
+        if ins.cls is InstrClass.ECALL:
+            # The environment (SBI, a kernel) returns its results in a0/a1.
+            for r in (10, 11):
+                kind = ("d", ins.addr, r)
+                for q in [q for q, x in regs.items() if x is not None and x[0] == kind]:
+                    del regs[q]
+                regs[r] = (kind, 0, 0)
+            return
         if not ins.writes:
             return
 
@@ -400,7 +495,9 @@ class ValueInfo:
 
         m = ins.mnemonic
         v: Val = None
+        hull: tuple[int, int] | None = None
         a = get(ins.rs1)
+        b = get(ins.rs2) if ins.rs2 is not None else None
         if m == "lui":
             v = _const(ins.imm)
         elif m == "auipc":
@@ -413,7 +510,6 @@ class ValueInfo:
                 if m == "addiw" and not (a[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
         elif m in ("add", "addw"):
-            b = get(ins.rs2)
             if m == "add" and ((a is not None and a[0] == "obj") or (b is not None and b[0] == "obj")):
                 o, other = (a, b) if a is not None and a[0] == "obj" else (b, a)
                 if other is None:
@@ -423,18 +519,34 @@ class ValueInfo:
             elif a is not None and b is not None:
                 if a[0] == "abs" and b[0] == "abs":
                     v = ("abs", a[1] + b[1], a[2] + b[2])
+                    if m == "add" and v[2] - v[1] > SYMBOLIC_WINDOW and min(a[2] - a[1], b[2] - b[1]) <= SYMBOLIC_WINDOW:
+                        # An address plus a wide index (an array element):
+                        # named by this instruction, so that accesses
+                        # through it are related; ``range`` still gives
+                        # the whole interval.
+                        hull = (v[1], v[2])
+                        v = None
                 elif a[0] == "sp" and b[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
                 elif b[0] == "sp" and a[0] == "abs":
                     v = ("sp", a[1] + b[1], a[2] + b[2])
+                elif m == "add" and (is_symbolic(a[0]) or is_symbolic(b[0])):
+                    # base + an index of small range stays relative to the
+                    # base; a wide index makes a new unknown value instead
+                    # (named by this instruction below), which keeps
+                    # accesses through it at fixed offsets of each other.
+                    s_, o_ = (a, b) if is_symbolic(a[0]) else (b, a)
+                    if o_[0] == "abs" and o_[2] - o_[1] <= SYMBOLIC_WINDOW:
+                        v = (s_[0], s_[1] + o_[1], s_[2] + o_[2])
                 if m == "addw" and v is not None and not (v[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
         elif m == "sub":
-            b = get(ins.rs2)
             if a is not None and a[0] == "obj":
                 v = ("obj", a[1] - b[1], a[1] - b[1]) if b is not None and b[0] == "abs" and b[1] == b[2] else a
             elif a is not None and b is not None and b[0] == "abs" and a[0] != "obj":
                 v = (a[0], a[1] - b[2], a[2] - b[1])
+            elif a is not None and b is not None and a[0] == b[0] and is_symbolic(a[0]):
+                v = ("abs", a[1] - b[2], a[2] - b[1])     # two offsets from one base
         elif m in ("slli", "slliw"):
             lim = 1 << max(0, (62 if m == "slli" else 31) - ins.imm)
             if a is not None and a[0] == "abs" and -lim <= a[1] and a[2] < lim:
@@ -448,7 +560,6 @@ class ValueInfo:
             if ins.imm >= 0:
                 v = ("abs", 0, ins.imm)
         elif m == "and":
-            b = get(ins.rs2)
             for x in (a, b):
                 if x is not None and x[0] == "abs" and x[1] == x[2] and x[1] >= 0:
                     v = ("abs", 0, x[1])
@@ -459,6 +570,18 @@ class ValueInfo:
             v = ("abs", -half, half - 1)
         elif m in ("sltiu", "sltu", "slti", "slt"):
             v = ("abs", 0, 1)
+        if v is None and ins.rd and ins.rd < 32:
+            # A value the intervals cannot express is named by the
+            # instruction that defines it.  A register still holding an
+            # older value of the same definition no longer equals it.
+            kind = ("d", ins.addr)
+            for r in [r for r, x in regs.items() if x is not None and x[0] == kind]:
+                del regs[r]
+            v = (kind, 0, 0)
+            if self._defines_device_pointer(ins, a, b, f):
+                self._device_kinds.add((f.entry, kind))
+            if hull is not None:
+                self._hull[(f.entry, kind)] = hull
         for w in ins.writes:
             if w >= 32:
                 continue
@@ -466,3 +589,64 @@ class ValueInfo:
                 regs[w] = v
             else:
                 regs.pop(w, None)
+
+    def _defines_device_pointer(self, ins: Instr, a: Val, b: Val, f: Function) -> bool:
+        """Whether the new unknown value ``ins`` defines may be the address
+        of a device register: it is loaded from a pointer variable whose
+        DWARF type points to ``volatile`` data, or computed from such a
+        value."""
+        if ins.cls is InstrClass.LOAD:
+            if a is None or a[0] != "abs" or not self._device_slots:
+                return False
+            lo, hi = (a[1] + ins.imm) & MASK64, (a[2] + ins.imm + ins.mem_width) & MASK64
+            return any(s < hi and lo < e for s, e in self._device_slots)
+        return any(x is not None and (f.entry, x[0]) in self._device_kinds for x in (a, b))
+
+
+def device_pointer_variables(image) -> list[tuple[int, int]] | None:
+    """Address ranges of the file-scope pointer variables whose DWARF type
+    points to ``volatile`` data: the C idiom for device registers (Kairos'
+    ``uart`` and ``plic``).  A value loaded from one of them may address a
+    device, which is never cached; the symbolic cache analysis leaves such
+    values alone.  None without (readable) DWARF: then no pointer is known
+    not to address a device."""
+    elf = getattr(image, "_elf", None)
+    if elf is None or not elf.has_dwarf_info():
+        return None
+    out: list[tuple[int, int]] = []
+    try:
+        dwarf = elf.get_dwarf_info()
+        for cu in dwarf.iter_CUs():
+            for die in cu.get_top_DIE().iter_children():
+                if die.tag != "DW_TAG_variable" or "DW_AT_location" not in die.attributes:
+                    continue
+                loc = die.attributes["DW_AT_location"]
+                if loc.form != "DW_FORM_exprloc" or not loc.value or loc.value[0] != 0x03:  # DW_OP_addr
+                    continue
+                addr = int.from_bytes(bytes(loc.value[1:9]), "little")
+                if _points_to_volatile(die):
+                    out.append((addr, addr + 8))
+    except Exception:  # unreadable DWARF: no pointer is known to be memory
+        return None
+    return out
+
+
+def _points_to_volatile(die) -> bool:
+    """Whether the type of ``die`` is (an array of, a typedef of) a pointer
+    whose target type is volatile-qualified somewhere along its chain."""
+    t = die.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in die.attributes else None
+    seen_pointer = False
+    for _ in range(16):
+        if t is None:
+            return False
+        if seen_pointer and t.tag == "DW_TAG_volatile_type":
+            return True
+        if t.tag == "DW_TAG_pointer_type":
+            if seen_pointer:
+                return False
+            seen_pointer = True
+        elif t.tag not in ("DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_type",
+                           "DW_TAG_array_type", "DW_TAG_restrict_type"):
+            return False
+        t = t.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in t.attributes else None
+    return False
