@@ -13,9 +13,7 @@
 void invariants_register_slots(cte_t *slots, word_t n);
 void invariants_unregister_slots(cte_t *slots);
 void invariants_check(const char *when);
-void invariants_set_boot_objects(paddr_t base, paddr_t end);
 #else
-static inline void invariants_set_boot_objects(paddr_t base, paddr_t end) { (void)base; (void)end; }
 static inline void invariants_register_slots(cte_t *slots, word_t n) { (void)slots; (void)n; }
 static inline void invariants_unregister_slots(cte_t *slots) { (void)slots; }
 static inline void invariants_check(const char *when) { (void)when; }

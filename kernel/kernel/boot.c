@@ -47,8 +47,6 @@ static void reserve(struct region_set *s, u64 base, u64 end, const char *what)
 }
 
 /* Boot allocator: the lowest naturally aligned block of free RAM. */
-static paddr_t boot_alloc_lowest = ~0ul, boot_alloc_highest;
-
 static paddr_t boot_alloc(u32 size_bits)
 {
     u64 size = 1ul << size_bits;
@@ -56,10 +54,6 @@ static paddr_t boot_alloc(u32 size_bits)
         u64 base = ALIGN_UP(free_ram.r[i].base, size);
         if (base >= free_ram.r[i].base && base + size <= free_ram.r[i].end && base + size <= KERNEL_WINDOW_SIZE) {
             reserve(&free_ram, base, base + size, "boot object");
-            if (base < boot_alloc_lowest)
-                boot_alloc_lowest = base;
-            if (base + size > boot_alloc_highest)
-                boot_alloc_highest = base + size;
             memset(paddr_to_kptr(base), 0, size);
             boot_stats.boot_object_bytes += size;
             return base;
@@ -350,7 +344,6 @@ static void create_root_task(paddr_t dtb_pa)
     current_thread = tcb;
     invariants_register_slots(root_cnode, 1ul << CONFIG_ROOT_CNODE_SIZE_BITS);
     invariants_register_slots(tcb->slots, TCB_NUM_SLOTS);
-    invariants_set_boot_objects(boot_alloc_lowest, boot_alloc_highest);
 }
 
 bool bootargs_has(const char *word)
