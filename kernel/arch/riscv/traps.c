@@ -2,6 +2,7 @@
  * here; system calls go to handle_syscall). */
 #include <arch/csr.h>
 #include <arch/machine.h>
+#include <fastpath.h>
 #include <fault.h>
 #include <kernel.h>
 #include <preemption.h>
@@ -48,6 +49,7 @@ void handle_exception(word_t scause, word_t stval)
         break;
     }
     handle_fault(t, &f);
+    syscall_check_invariants(); /* check flavour: after every kernel entry */
     kernel_exit();
 }
 
@@ -57,5 +59,6 @@ void handle_interrupt(word_t scause)
     entry_stamp_begin(0, 0);
     (void)sched_entry(); /* charge the time; an exhausted budget is acted on at exit */
     handle_pending_interrupts();
+    syscall_check_invariants();
     kernel_exit();
 }
