@@ -37,7 +37,7 @@ KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASS
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ELF := $(BUILD)/kernel.elf
 
-.PHONY: all kernel run test bench bootstrap clean user
+.PHONY: all kernel run test bench fuzz bootstrap clean user
 all: kernel user
 
 kernel: $(KERNEL_ELF)
@@ -64,6 +64,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/demo/demo.mk
 -include user/bench/bench.mk
 -include user/tasched/tasched.mk
+-include user/fuzz/fuzz.mk
 
 # ---- entry points ----
 bootstrap:
@@ -86,6 +87,19 @@ test: bootstrap
 bench: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=release kernel build/release/user/bench/bench.elf
 	$(KAIROS) bench run --no-build --firmware-check $(BENCH_ARGS)
+
+# The on-target fuzzer (docs/robustness.md) on the check kernel under
+# -icount (deterministic): SEED, CALLS (system calls in all), INVARIANTS (the
+# invariant checker runs after every N-th kernel entry, N a power of two),
+# REPLAY=N prints every call from the N-th on. TIMEOUT in seconds.
+SEED ?= 1
+CALLS ?= 100000
+INVARIANTS ?= 16
+TIMEOUT ?= 1800
+fuzz: bootstrap
+	@$(MAKE) --no-print-directory FLAVOUR=check kernel build/check/user/fuzz/fuzz.elf
+	$(PYTHON) -m kairos.fuzz --seed $(SEED) --calls $(CALLS) --invariants $(INVARIANTS) \
+	    --timeout $(TIMEOUT) $(if $(REPLAY),--replay $(REPLAY),)
 
 clean:
 	rm -rf build

@@ -20,6 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench_cli.register(sub)
     from kairos.ta import cli as ta_cli
     ta_cli.register(sub)
+    from kairos import fuzz
+    fuzz.register(sub)
     try:
         from kairos.wcet import cli as wcet_cli
     except ImportError:  # the analyser is optional while it is being built
