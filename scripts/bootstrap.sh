@@ -13,6 +13,11 @@ command -v qemu-system-riscv64 >/dev/null || need_apt+=(qemu-system-misc)
 command -v dtc >/dev/null || need_apt+=(device-tree-compiler)
 command -v spin >/dev/null || need_apt+=(spin)  # model checker for kairos ta
 command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+# Host fuzzing of the decode layer (tests/test_host_fuzz.py): clang with
+# libFuzzer (its runtime is in libclang-rt-14-dev) and llvm-cov.
+command -v clang >/dev/null || need_apt+=(clang)
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need_apt+=(libclang-rt-14-dev)
+command -v llvm-cov >/dev/null && command -v llvm-profdata >/dev/null || need_apt+=(llvm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: installing ${need_apt[*]}"

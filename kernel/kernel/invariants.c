@@ -65,6 +65,12 @@ void invariants_register_slots(cte_t *slots, word_t n)
     n_arrays++;
 }
 
+void invariants_reset(void)
+{
+    n_arrays = 0;
+    overflowed = false;
+}
+
 void invariants_unregister_slots(cte_t *slots)
 {
     for (word_t i = 0; i < n_arrays; i++) {
