@@ -299,10 +299,16 @@ static seL4_Word word_of(uint64_t *r, int kind)
     }
 }
 
-static void format_call(char *out, size_t n, int w, uint64_t seq, seL4_Word sys, const regs_t *in)
+/* One replay line: the registers, then the IPC-buffer words a call of
+ * that length may read (MR4-MR9, the three extra-cap cptrs). */
+static void format_call(char *out, size_t n, int w, uint64_t seq, seL4_Word sys, const regs_t *in,
+                        const seL4_Word *ipc)
 {
-    snprintf(out, n, "call %llu w%d sys %ld a0 %#lx a1 %#lx a2 %#lx a3 %#lx a4 %#lx a5 %#lx a6 %#lx t0 %#lx\n",
-             (unsigned long long)seq, w, (long)sys, in->a0, in->a1, in->a2, in->a3, in->a4, in->a5, in->a6, in->t0);
+    snprintf(out, n,
+             "call %llu w%d sys %ld a0 %#lx a1 %#lx a2 %#lx a3 %#lx a4 %#lx a5 %#lx a6 %#lx t0 %#lx "
+             "mr4-9 %#lx %#lx %#lx %#lx %#lx %#lx caps %#lx %#lx %#lx\n",
+             (unsigned long long)seq, w, (long)sys, in->a0, in->a1, in->a2, in->a3, in->a4, in->a5, in->a6, in->t0,
+             ipc[5], ipc[6], ipc[7], ipc[8], ipc[9], ipc[10], ipc[122], ipc[123], ipc[124]);
 }
 
 /* A deliberate fault of kind k: the fault handler restarts the worker at
@@ -413,8 +419,8 @@ static void one_call(struct worker *w, int index)
 
     uint64_t seq = __atomic_fetch_add(&total_calls, 1, __ATOMIC_RELAXED);
     if (seq >= cfg_replay) {
-        char line[200];
-        format_call(line, sizeof(line), index, seq, sys, &in);
+        char line[400];
+        format_call(line, sizeof(line), index, seq, sys, &in, ipc);
         while (__atomic_exchange_n(&print_lock, (uint64_t)index + 1, __ATOMIC_ACQUIRE) != 0)
             raw_yield();
         raw_print(line);
@@ -468,6 +474,19 @@ static seL4_Word write_regs_raw(seL4_Word *ipc, seL4_CPtr tcb, bool resume, int 
     return raw_syscall((seL4_Word)seL4_SysCall, in).a1 >> 12;
 }
 
+static seL4_CPtr kit(int i, int k);
+enum { KIT_UT, KIT_TCB, KIT_CNODE, KIT_SC, KIT_SC2, KIT_REPLY, KIT_BUF, KIT_PT, KIT_VSPACE, KIT_FRAME, KIT_FEP, KIT_GUARDED, KIT_SLOTS };
+
+/* TCB_SetSpace(worker i, its fault endpoint, its CNode, the root's VSpace). */
+static void set_space_raw(seL4_Word *ipc, int i)
+{
+    ipc[122] = kit(i, KIT_FEP);
+    ipc[123] = kit(i, KIT_GUARDED);
+    ipc[124] = seL4_CapInitThreadVSpace;
+    regs_t in = {.a0 = kit(i, KIT_TCB), .a1 = (11ul << 12) | (3ul << 7) | 2};
+    (void)raw_syscall((seL4_Word)seL4_SysCall, in);
+}
+
 static void fault_handler_main(seL4_Word ipc_va)
 {
     seL4_Word *ipc = (seL4_Word *)ipc_va;
@@ -483,8 +502,13 @@ static void fault_handler_main(seL4_Word ipc_va)
         /* A timeout fault: the worker goes on where it was. Any other
          * message (a real fault, or a worker's hostile send to its fault
          * endpoint): restart the sender at the top of its loop. */
-        if (label != seL4_Fault_Timeout && i >= 0 && i < NWORKERS)
+        if (label != seL4_Fault_Timeout && i >= 0 && i < NWORKERS) {
             (void)write_regs_raw(ipc, worker_tcb[i], false, i);
+            /* Another worker may have put it in a VSpace where it cannot
+             * run at all (TCB_SetSpace on a victim): back to the root's. */
+            if (label == seL4_Fault_VMFault)
+                set_space_raw(ipc, i);
+        }
         regs_t reply = {.a0 = fault_ep, .a1 = 0, .a6 = fault_reply};
         m = raw_syscall((seL4_Word)seL4_SysReplyRecv, reply);
     }
@@ -588,7 +612,6 @@ static seL4_CPtr device_frame_at(seL4_Word pa)
 static seL4_CPtr ep, ep_badged_src, ntfn, sched_control;
 
 /* Per worker: the root's slots for its kit (KIT_ offsets from kit_first). */
-enum { KIT_UT, KIT_TCB, KIT_CNODE, KIT_SC, KIT_SC2, KIT_REPLY, KIT_BUF, KIT_PT, KIT_VSPACE, KIT_FRAME, KIT_FEP, KIT_GUARDED, KIT_SLOTS };
 static seL4_CPtr kit_first;
 static seL4_CPtr kit(int i, int k) { return kit_first + (seL4_CPtr)(i * KIT_SLOTS + k); }
 
