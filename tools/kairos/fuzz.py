@@ -84,11 +84,13 @@ def append_line(seed: int, calls: int, invariants: int, replay: int | None) -> s
 
 def fuzz(seed: int, calls: int, invariants: int = 16, replay: int | None = None, timeout: float = 1800.0,
          memory: str = "1G", echo=None, kernel: Path = CHECK_KERNEL, elf: Path = FUZZ_ELF) -> tuple[RunResult, FuzzReport]:
+    append = append_line(seed, calls, invariants, replay)
+    if seed < 0 or calls < 1:
+        raise RunError(f"--seed {seed} --calls {calls}: the seed must be >= 0 and the calls >= 1")
     for p in (kernel, elf):
         if not p.is_file():
             raise RunError(f"{p} does not exist: build it with `make fuzz` or `make FLAVOUR=check kernel user`")
-    result = run(elf, kernel=kernel, memory=memory, timeout=timeout, append=append_line(seed, calls, invariants, replay),
-                 echo=echo, extra_qemu=QEMU_ICOUNT)
+    result = run(elf, kernel=kernel, memory=memory, timeout=timeout, append=append, echo=echo, extra_qemu=QEMU_ICOUNT)
     return result, parse_report(result.lines)
 
 

@@ -417,14 +417,19 @@ static void one_call(struct worker *w, int index)
         in.a0 = cap;
     }
 
-    uint64_t seq = __atomic_fetch_add(&total_calls, 1, __ATOMIC_RELAXED);
-    if (seq >= cfg_replay) {
+    uint64_t seq;
+    if (total_calls >= cfg_replay) {
+        /* Replaying: the number is taken under the print lock, so the
+         * lines come out in call order, each before its call. */
         char line[400];
-        format_call(line, sizeof(line), index, seq, sys, &in, ipc);
         while (__atomic_exchange_n(&print_lock, (uint64_t)index + 1, __ATOMIC_ACQUIRE) != 0)
             raw_yield();
+        seq = __atomic_fetch_add(&total_calls, 1, __ATOMIC_RELAXED);
+        format_call(line, sizeof(line), index, seq, sys, &in, ipc);
         raw_print(line);
         __atomic_store_n(&print_lock, 0, __ATOMIC_RELEASE);
+    } else {
+        seq = __atomic_fetch_add(&total_calls, 1, __ATOMIC_RELAXED);
     }
     regs_t out = raw_syscall(sys, in);
     w->calls++;
