@@ -267,3 +267,62 @@ int main(int argc, char **argv)
     return 0;
 }
 #endif
+
+#ifdef INVARIANT_SELFTEST
+/* The checker's untyped rule on hand-made states (tests/test_host_fuzz.py):
+ * argv[1] names the case; the program exits 0 if the checker accepts the
+ * state, and aborts (kernel_panic) if it reports a violation. */
+static struct syscall_error retype(word_t ut_slot, word_t type, word_t bits, word_t dest)
+{
+    struct invocation inv;
+    memset(&inv, 0, sizeof(inv));
+    inv.caller = &caller;
+    inv.label = INV_UNTYPED_RETYPE;
+    inv.length = 6;
+    inv.slot = &root_slots[ut_slot];
+    inv.cap = inv.slot->cap;
+    inv.n_extra = 1;
+    inv.extra[0] = root_cap;
+    inv.extra_slot[0] = &root_slots[1];
+    word_t mr[6] = {type, bits, 0, 0, dest, 1};
+    for (int i = 0; i < 4; i++)
+        caller.ctx.x[REG_A2 + i] = mr[i];
+    message[4] = mr[4];
+    message[5] = mr[5];
+    return decode_untyped_invocation(&inv);
+}
+
+int main(int argc, char **argv)
+{
+    host_ram = aligned_alloc(RAM_BYTES, RAM_BYTES);
+    boot();
+    const char *what = argc > 1 ? argv[1] : "";
+    if (retype(2, OBJ_TCB, 0, 10).code != ERR_NONE || retype(2, OBJ_ENDPOINT, 0, 11).code != ERR_NONE)
+        return 3;
+    invariants_check("setup");
+    if (strcmp(what, "delete-untyped") == 0) {
+        /* The two-call sequence: allowed, the objects stay. */
+        if (cte_delete(&root_slots[2], true).code != ERR_NONE)
+            return 3;
+    } else if (strcmp(what, "cap-in-free-memory") == 0) {
+        /* A cap to an endpoint in memory the untyped can still hand out,
+         * outside the derivation tree: memory handed out twice. */
+        paddr_t free_ep = cap_obj(root_slots[2].cap) + cap_untyped_free_index(root_slots[2].cap) + 64;
+        cte_insert_original(cap_endpoint(free_ep, RIGHTS_ALL, 0), &root_slots[20], false);
+    } else if (strcmp(what, "reset-under-live-object") == 0) {
+        /* The endpoint's cap moved off the untyped's run, then the untyped
+         * emptied: a reset would zero memory a live cap names. */
+        cte_insert_original(root_slots[11].cap, &root_slots[21], false);
+        cte_delete(&root_slots[10], true);
+        cte_delete(&root_slots[11], true);
+    } else if (strcmp(what, "partial-overlap") == 0) {
+        /* An untyped overlapping another without either containing the other. */
+        paddr_t base = cap_obj(root_slots[2].cap);
+        cte_insert_original(cap_untyped(base - (1ul << 12), 13, false, 1ul << 13), &root_slots[22], true);
+    } else if (strcmp(what, "none") != 0) {
+        return 2;
+    }
+    invariants_check("the self-test");
+    return 0;
+}
+#endif
