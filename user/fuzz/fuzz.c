@@ -100,7 +100,7 @@ static uint64_t below(uint64_t *s, uint64_t n) { return next(s) % n; }
 
 /* ---- shared state -------------------------------------------------------- */
 
-/* The calls made so far by all threads (amoadd: atomic under preemption). */
+/* The calls the workers have issued so far (amoadd: atomic under preemption). */
 static volatile uint64_t total_calls;
 static volatile bool stopping;
 
@@ -122,7 +122,6 @@ static struct {
     uint64_t fault_msgs;    /* messages on the fault endpoint with a bogus label (hostile sends) */
     uint64_t irqs;
     uint64_t incarnations, incarnations_ran, kills, restarts, suspends, rebinds, sc_changes, alarms;
-    uint64_t root_calls;
 } stats;
 
 /* Printing in replay mode: one line at a time (a lock taken with amoswap;
