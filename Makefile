@@ -37,7 +37,7 @@ KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASS
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ELF := $(BUILD)/kernel.elf
 
-.PHONY: all kernel run test bench fuzz bootstrap clean user
+.PHONY: all kernel run test bench fuzz fuzz-campaign bootstrap clean user
 all: kernel user
 
 kernel: $(KERNEL_ELF)
@@ -100,6 +100,10 @@ fuzz: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=check kernel build/check/user/fuzz/fuzz.elf
 	$(PYTHON) -m kairos.fuzz --seed $(SEED) --calls $(CALLS) --invariants $(INVARIANTS) \
 	    --timeout $(TIMEOUT) $(if $(REPLAY),--replay $(REPLAY),)
+
+# The campaign of docs/robustness.md: 10^7 calls (about an hour on 2 cores).
+fuzz-campaign:
+	@$(MAKE) --no-print-directory fuzz CALLS=10000000 TIMEOUT=21600
 
 clean:
 	rm -rf build
