@@ -49,7 +49,9 @@ void handle_exception(word_t scause, word_t stval)
         break;
     }
     handle_fault(t, &f);
-    syscall_check_invariants(); /* check flavour: after every kernel entry */
+#if CONFIG_INVARIANT_CHECKS
+    syscall_check_invariants(); /* after every kernel entry */
+#endif
     kernel_exit();
 }
 
@@ -59,6 +61,8 @@ void handle_interrupt(word_t scause)
     entry_stamp_begin(0, 0);
     (void)sched_entry(); /* charge the time; an exhausted budget is acted on at exit */
     handle_pending_interrupts();
+#if CONFIG_INVARIANT_CHECKS
     syscall_check_invariants();
+#endif
     kernel_exit();
 }
