@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import networkx as nx
 import z3
 
 from kairos.wcet import ipet, rv64smt
@@ -50,7 +51,7 @@ from kairos.wcet.cfg import CALLER_SAVED, BasicBlock, Function, Program, Term, c
 from kairos.wcet.isa import InstrClass
 
 #: default time budget (seconds) for the refinement of one entry
-DEFAULT_BUDGET = 10.0
+DEFAULT_BUDGET = 6.0
 #: at most this many ILP re-solves per entry
 MAX_ITERATIONS = 20
 #: conflicts looked for in one path before re-solving
@@ -142,6 +143,14 @@ class ProgramFacts:
         if i >= 0 and a < self._obj[i][1]:
             return self._obj[i]
         return None
+
+    def data_name(self, a: int) -> str:
+        """``symbol+offset`` of a data address."""
+        ext = self.extent(a)
+        for s in self.image.symbols:
+            if ext is not None and s.addr == ext[0] and s.kind == "object":
+                return s.name + (f"+{a - s.addr:#x}" if a != s.addr else "")
+        return f"{a:#x}"
 
     def untracked(self, a: int) -> bool:
         ext = self.extent(a)
@@ -326,11 +335,12 @@ def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -
     ctx_once: dict[tuple, bool] = {(): True}
     out = [False] * len(g.nodes)
     # a context is once if its call block is once; contexts appear after their caller's call edge
+    # call edges into each context (a shared context may have many)
     callers: dict[tuple, list[int]] = {}
     for a, b in g.edges:
         if a >= 0 and b >= 0 and g.nodes[a].ctx != g.nodes[b].ctx and g.nodes[b].block is not None \
-                and g.nodes[b].block.start == g.nodes[b].func.entry and len(g.nodes[b].ctx) > len(g.nodes[a].ctx) \
-                and g.nodes[b].ctx[:-1] == g.nodes[a].ctx:
+                and g.nodes[b].block.start == g.nodes[b].func.entry and g.nodes[a].block is not None \
+                and g.nodes[a].block.kind in (Term.CALL, Term.TAILCALL):
             callers.setdefault(g.nodes[b].ctx, []).append(a)
 
     def loops_of(f: Function) -> set[int]:
@@ -343,15 +353,45 @@ def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -
         if ctx in ctx_once:
             return ctx_once[ctx]
         ctx_once[ctx] = False
-        if program.is_shared(ctx):
-            return False
         cs = callers.get(ctx, [])
-        ok = len(cs) == 1
-        if ok:
-            nd = g.nodes[cs[0]]
-            ok = nd.block is not None and nd.block.start not in loops_of(nd.func) and ctx_is_once(nd.ctx)
+        ok = bool(cs)
+        for c in cs:
+            nd = g.nodes[c]
+            ok = ok and nd.block is not None and nd.block.start not in loops_of(nd.func) and ctx_is_once(nd.ctx)
+        # several call sites (a shared context): at most one of them runs if
+        # they lie on different branches of a function that runs once
+        ok = ok and all(exclusive(a, b) for i, a in enumerate(cs) for b in cs[i + 1:])
         ctx_once[ctx] = ok
         return ok
+
+    func_of: dict[tuple, Function] = {}
+    for nd in g.nodes:
+        func_of.setdefault(nd.ctx, nd.func)
+
+    def exclusive(u: int, v: int) -> bool:
+        cu, cv = g.nodes[u].ctx, g.nodes[v].ctx
+        if program.is_shared(cu) != program.is_shared(cv) or (program.is_shared(cu) and cu[0] != cv[0]):
+            return False
+        k = 0
+        while k < min(len(cu), len(cv)) and cu[k] == cv[k]:
+            k += 1
+        c = cu[:k]
+        f = func_of.get(c)
+        if f is None or not ctx_is_once(c):
+            return False
+
+        def block_in_c(n: int, cn: tuple) -> int | None:
+            if len(cn) == k:
+                return g.nodes[n].block.start
+            for bs, b in f.blocks.items():
+                if b.kind in (Term.CALL, Term.TAILCALL) and b.last.addr == cn[k]:
+                    return bs
+            return None
+        bu, bv = block_in_c(u, cu), block_in_c(v, cv)
+        if bu is None or bv is None or bu == bv:
+            return False
+        fg = f.graph()
+        return not (nx.has_path(fg, bu, bv) or nx.has_path(fg, bv, bu))
 
     for i, nd in enumerate(g.nodes):
         if nd.block is None:
@@ -410,6 +450,15 @@ def worst_path(g: ipet.InlinedGraph, x, once: list[bool]) -> list[Item]:
                 elif b not in rseen:
                     rseen.add(b)
                     stack.append(b)
+        if entry_edge is not None:
+            src = g.edges[entry_edge][0]
+            snd = g.nodes[src] if src >= 0 else None
+            if snd is not None and snd.ctx != g.nodes[n].ctx and snd.block is not None \
+                    and snd.block.kind is Term.CALL and snd.block.succs:
+                # a call: it comes back at its own return site (a shared
+                # callee's returns to other sites are other calls)
+                site = g.index.get((snd.ctx, snd.block.succs[0]))
+                exits = [e2 for e2 in exits if g.edges[e2][1] == site]
         if len(exits) != 1 or x[exits[0]] != 1 or entry_edge is None:
             items.append(Item(None, [], region))
             break
@@ -536,8 +585,11 @@ class PathChecker:
                                       keep_scalar=facts.indexed_misses)
         solver = z3.Solver()
         solver.set("timeout", 2000)
+        solver.set("core.minimize", True)
         lits: list[z3.BoolRef] = []
         has_cond: list[bool] = []
+        defs: dict[str, tuple[int, z3.BitVecRef, z3.BitVecRef]] = {}
+        conds: list[tuple[int, z3.BoolRef]] = []
         stack_top: int | None = None
         for i, it in enumerate(items):
             p = z3.Bool(f"p{i}")
@@ -569,26 +621,37 @@ class PathChecker:
                 self._summarise(st, it.region, it.edges[0] if it.edges else None, stack_top)
             # cut the dependence on the item: its outputs become fresh values
             # equal to what it computed, under its literal
-            eqs = []
             for r, v in list(st.regs.items()):
                 if before_regs.get(r) is not v:
                     nv = rv64smt.fresh("v", f"x{r}")
-                    eqs.append(nv == v)
+                    defs[nv.decl().name()] = (i, nv, v)
                     st.regs[r] = nv
             for k, v in list(st.named.items()):
                 if before_named.get(k) is not v:
                     nv = rv64smt.fresh("v", "m")
-                    eqs.append(nv == v)
+                    defs[nv.decl().name()] = (i, nv, v)
                     st.named[k] = nv
-            if cond_here is not None:
-                eqs.append(cond_here)
+            if cond_here is not None and not z3.is_true(z3.simplify(cond_here)):
+                conds.append((i, cond_here))
             has_cond.append(cond_here is not None)
-            if eqs:
-                solver.add(z3.Implies(p, z3.And(eqs)))
+        # only the definitions the branch conditions depend on (cone of influence)
+        need: list[str] = [n for _i, c in conds for n in rv64smt.leaves(c)]
+        cone: set[str] = set()
+        while need:
+            n = need.pop()
+            if n in cone or n not in defs:
+                continue
+            cone.add(n)
+            need.extend(rv64smt.leaves(defs[n][2]))
+        for n in cone:
+            i, nv, v = defs[n]
+            solver.add(z3.Implies(lits[i], nv == v))
+        for i, c in conds:
+            solver.add(z3.Implies(lits[i], c))
         found: list[list[int]] = []
         active = list(range(len(items)))
         for _ in range(CONFLICTS_PER_PATH):
-            if time.perf_counter() > deadline:
+            if time.process_time() > deadline:
                 break
             r = solver.check([lits[i] for i in active])
             if r != z3.unsat:
@@ -608,7 +671,7 @@ class PathChecker:
         keep = list(core)
         i = 0
         while i < len(keep):
-            if time.perf_counter() > deadline:
+            if time.process_time() > deadline:
                 return None
             trial = keep[:i] + keep[i + 1:]
             r = solver.check([lits[j] for j in trial])
@@ -665,7 +728,7 @@ def find_flag_facts(program: Program, facts: ProgramFacts, forests: ipet._Forest
         back = {(u, t) for lp in fo.loops for u, t in lp.back_edges}
         for L, w in locs:
             for bs, b in f.blocks.items():
-                if time.perf_counter() > deadline:
+                if time.process_time() > deadline:
                     return out
                 if b.kind is not Term.CALL or bs in looped or b.call_target is None:
                     continue
@@ -819,7 +882,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
     facts = facts or ProgramFacts(view)
     constraints: list[Callable] = []
     res = solve([])
-    t0 = time.perf_counter()        # the budget is for the refinement, not the first solve
+    t0 = time.process_time()        # the budget (CPU seconds: load-independent) is for the refinement
     deadline = t0 + budget
     ref.bound_before = res.bound
     g = res.graph
@@ -829,7 +892,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
         if not any(t > 0 for _e, t in c.terms):
             continue
         setter_names = sorted({view.functions[fe].name for fe, _bs, _n in ff.setters}) or ["nothing"]
-        lname = view.image.describe(ff.loc).split(" ", 1)[-1]
+        lname = facts.data_name(ff.loc)
         callee = view.name_of(ff.func.blocks[ff.block].call_target)
         ref.conflicts.append(Conflict(
             "flag", f"{ff.func.name} calls {callee} only while {lname} != 0 and clears it after: "
@@ -844,7 +907,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
     seen: set[tuple] = set()
     ref.stopped = "worst path feasible"
     while True:
-        if time.perf_counter() > deadline:
+        if time.process_time() > deadline:
             ref.stopped = "time budget"
             break
         if ref.iterations >= MAX_ITERATIONS:
@@ -876,5 +939,5 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
         res = solve(constraints)
         g = res.graph
     ref.bound_after = res.bound
-    ref.seconds = time.perf_counter() - t0
+    ref.seconds = time.process_time() - t0
     return res, ref
