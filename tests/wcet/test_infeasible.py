@@ -167,3 +167,23 @@ def test_z3_semantics_match_the_emulator(tmp_path) -> None:
             for r in range(10, 16):
                 got = z3.simplify(st.get(r))
                 assert z3.is_bv_value(got) and got.as_long() == emu.x[r], (case, r, [i.text() for i in instrs])
+
+
+def test_cli_reports_facts_and_switch_off(elf, tmp_path, capsys) -> None:
+    import json
+
+    from kairos.cli import main
+    out_on, out_off = tmp_path / "on.json", tmp_path / "off.json"
+    base = ["wcet", str(elf), "-e", "correlated", "--sp", "__stack_top", "-q"]
+    assert main(base + ["--json", str(out_on)]) == 0
+    assert main(base + ["--json", str(out_off), "--no-infeasible-paths"]) == 0
+    on = json.loads(out_on.read_text())["entries"][0]
+    off = json.loads(out_off.read_text())["entries"][0]
+    assert off["infeasible_paths"] is None
+    ref = on["infeasible_paths"]
+    assert ref["bound_before"] == off["bound_cycles"] > ref["bound_after"] == on["bound_cycles"]
+    assert ref["facts"] and all(f["sources"] and f["terms"] > 0 for f in ref["facts"])
+    capsys.readouterr()
+    assert main(base + ["--infeasible-budget", "-1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kairos wcet: error:") and len(err.splitlines()) == 1

@@ -746,8 +746,8 @@ def _clears_after(program, facts, f: Function, b: BasicBlock, L: int, w: int, ba
     if not b.succs:
         return False
     paths = _acyclic_paths(f, b.succs[0], lambda s: f.blocks[s].kind in (Term.RETURN, Term.TAILCALL, Term.HALT,
-                                                                         Term.TRAP_RETURN), back,
-                           MAX_FLAG_PATHS)
+                                                                         Term.TRAP_RETURN)
+                           or not f.blocks[s].succs, back, MAX_FLAG_PATHS)
     if paths is None or not paths:
         return False
     consts = facts.consts(f)
@@ -776,6 +776,11 @@ def _clears_after(program, facts, f: Function, b: BasicBlock, L: int, w: int, ba
                     return False
                 if facts.may_write(c, L):
                     cleared = False
+                if blk.kind is Term.CALL and not blk.succs:
+                    cleared = True      # never returns, and cannot run F again
+                    break
+            elif not blk.succs and blk.kind is not Term.RETURN:
+                cleared = False         # a dead end of another kind: be careful
         if not cleared:
             return False
     return True
