@@ -331,7 +331,7 @@ def _loop_blocks(forests: ipet._Forests, f: Function) -> set[int]:
 
 def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -> list[bool]:
     """Per graph node: does it run at most once per entry by structure?"""
-    in_loop: dict[int, set[int]] = {}
+    in_loop: dict[tuple, set[int]] = {}
     ctx_once: dict[tuple, bool] = {(): True}
     out = [False] * len(g.nodes)
     # a context is once if its call block is once; contexts appear after their caller's call edge
@@ -343,10 +343,19 @@ def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -
                 and g.nodes[a].block.kind in (Term.CALL, Term.TAILCALL):
             callers.setdefault(g.nodes[b].ctx, []).append(a)
 
-    def loops_of(f: Function) -> set[int]:
-        s = in_loop.get(id(f))
+    # a loop whose header runs at most once per entry (bound 1: a preemption
+    # point polled in it) runs its blocks at most once, unless it is irreducible
+    bound_of = {(li.ctx, li.loop.header): li.bound for li in g.loops}
+
+    def loops_of(f: Function, ctx: tuple) -> set[int]:
+        key = (id(f), ctx)
+        s = in_loop.get(key)
         if s is None:
-            s = in_loop[id(f)] = _loop_blocks(forests, f)
+            s = set()
+            for lp in forests.get(f).loops:
+                if lp.irreducible or bound_of.get((ctx, lp.header), 2) != 1:
+                    s |= set(lp.blocks)
+            in_loop[key] = s
         return s
 
     def ctx_is_once(ctx: tuple) -> bool:
@@ -357,7 +366,8 @@ def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -
         ok = bool(cs)
         for c in cs:
             nd = g.nodes[c]
-            ok = ok and nd.block is not None and nd.block.start not in loops_of(nd.func) and ctx_is_once(nd.ctx)
+            ok = ok and nd.block is not None and nd.block.start not in loops_of(nd.func, nd.ctx) \
+                and ctx_is_once(nd.ctx)
         # several call sites (a shared context): at most one of them runs if
         # they lie on different branches of a function that runs once
         ok = ok and all(exclusive(a, b) for i, a in enumerate(cs) for b in cs[i + 1:])
@@ -397,7 +407,7 @@ def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -
         if nd.block is None:
             out[i] = ctx_is_once(nd.ctx)
         else:
-            out[i] = nd.block.start not in loops_of(nd.func) and ctx_is_once(nd.ctx)
+            out[i] = nd.block.start not in loops_of(nd.func, nd.ctx) and ctx_is_once(nd.ctx)
     return out
 
 
