@@ -187,3 +187,18 @@ def test_cli_reports_facts_and_switch_off(elf, tmp_path, capsys) -> None:
     assert main(base + ["--infeasible-budget", "-1"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("kairos wcet: error:") and len(err.splitlines()) == 1
+
+
+def test_shared_contexts_stay_sound(elf) -> None:
+    """With a tiny context budget every helper gets one shared context (the
+    once scope then rests on exclusive call sites); the bounds still cover
+    every run and never exceed the unrefined ones."""
+    from kairos.wcet import driver
+    on = driver.run(str(elf), list(ENTRIES), model_name="u54", sp0="__stack_top", context_budget=2)
+    off = driver.run(str(elf), list(ENTRIES), model_name="u54", sp0="__stack_top", context_budget=2,
+                     infeasible_paths=False)
+    assert any("shared call contexts" in w for w in on.warnings)
+    offb = {r.spec.symbol: r.bound for r in off.results}
+    for r in on.results:
+        worst = max(_observed(elf, r.spec.symbol, inp) for inp in ENTRIES[r.spec.symbol])
+        assert worst <= r.bound <= offb[r.spec.symbol], r.spec.symbol
