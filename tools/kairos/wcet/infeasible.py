@@ -591,7 +591,7 @@ class PathChecker:
         """Minimal conflicts on the path, as lists of item indices."""
         g = self.g
         facts = self.facts
-        st = rv64smt.SymState.initial(self.program.image, untracked=facts.untracked, extent=facts.extent,
+        st = rv64smt.SymState.initial(self.program.image, _gp(self.program), untracked=facts.untracked, extent=facts.extent,
                                       keep_scalar=facts.indexed_misses)
         solver = z3.Solver()
         solver.set("timeout", 2000)
@@ -695,6 +695,12 @@ class PathChecker:
 # ---------------------------------------------------------------------------
 # Flag facts (counts relative to counts)
 # ---------------------------------------------------------------------------
+
+def _gp(program: Program) -> dict[int, int]:
+    """``gp`` holds ``__global_pointer$`` (as the CFG builder assumes), so
+    gp-relative accesses to globals are constant-address accesses."""
+    return {3: program.image.gp} if program.image.gp is not None else {}
+
 
 def _acyclic_paths(f: Function, src: int, dst: Callable[[int], bool], back: set[tuple[int, int]],
                    limit: int) -> list[list[int]] | None:
@@ -802,7 +808,7 @@ def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int
     if not paths:
         return False
     for p in paths:
-        st = rv64smt.SymState.initial(program.image, untracked=facts.untracked, extent=facts.extent,
+        st = rv64smt.SymState.initial(program.image, _gp(program), untracked=facts.untracked, extent=facts.extent,
                                       keep_scalar=facts.indexed_misses)
         s = z3.Solver()
         s.set("timeout", 2000)
