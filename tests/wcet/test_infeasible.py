@@ -202,3 +202,31 @@ def test_shared_contexts_stay_sound(elf) -> None:
     for r in on.results:
         worst = max(_observed(elf, r.spec.symbol, inp) for inp in ENTRIES[r.spec.symbol])
         assert worst <= r.bound <= offb[r.spec.symbol], r.spec.symbol
+
+
+def test_kernel_fixture_charge_once_fact() -> None:
+    """On the kept 4a409ff release kernel: charge_current calls
+    refill_budget_check only while sched_nodes.cur_sc is set and clears it;
+    with --assume-arrays-in-bounds the only other store to cur_sc is the SC
+    switch in kernel_exit, without it the ready-queue stores count too."""
+    import time
+    from pathlib import Path
+
+    from kairos.wcet import ipet
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    from kairos.wcet.infeasible import ProgramFacts, find_flag_facts
+    elf = Path(__file__).parent / "fixtures" / "kernel-4a409ff-release.elf"
+    img = ElfImage(str(elf))
+    prog = build_program(img, ["trap_entry"], noreturn=["kernel_panic"])
+    cur_sc = img.symbol("sched_nodes").addr + 0x1038
+    charge = prog.function("charge_current")
+    for assume, setters in ((True, {"kernel_exit"}), (False, {"kernel_exit", "ready_insert", "ready_remove"})):
+        facts = ProgramFacts(prog, arrays_in_bounds=assume)
+        assert not facts.untracked(cur_sc)
+        found = [f for f in find_flag_facts(prog, facts, ipet._Forests(), time.process_time() + 60)
+                 if f.func is charge and f.loc == cur_sc]
+        assert len(found) == 1
+        call = charge.blocks[found[0].block]
+        assert prog.name_of(call.call_target) == "refill_budget_check"
+        assert {prog.functions[fe].name for fe, _b, _n in found[0].setters} == setters
