@@ -101,8 +101,31 @@ int alias_lookalike(void)
     return 0;
 }
 
+/* Look-alike: a pointer into garr, computed with an index in one block and
+   handed to a helper with a loop in another, may overwrite garr[3]. */
+int garr[8];
+
+HELPER static void put(int *p, int v)
+{
+    for (int i = 0; i < 4; i++)
+        sink = sink + i;
+    *p = v;
+}
+
+int pointer_lookalike(void)
+{
+    int *p = &garr[input & 7];
+    garr[3] = 0;
+    if (input2)
+        sink = 1;
+    put(p, 1);
+    if (garr[3])
+        heavy(6);
+    return 0;
+}
+
 int main(void)
 {
     return correlated() + correlated_lookalike() + flag_entry() + flag_lookalike() + const_return() +
-           alias_lookalike();
+           alias_lookalike() + pointer_lookalike();
 }

@@ -562,6 +562,17 @@ class PathChecker:
                                    and stack_lo <= c[1] <= stack_top):
                 leak = True
                 break
+        # a global's address (plus an index) handed to the region in a register:
+        # it may store through it anywhere in that global
+        handed = (self.facts.inputs.get(first.func.entry, set(range(10, 18))) if is_call
+                  else set(st.regs) - {2})
+        pointed: list[tuple[int, int]] = []
+        for r in handed:
+            if r in st.regs and r < 32:
+                for c in rv64smt.addends(z3.simplify(st.regs[r])):
+                    ext = self.facts.extent(c)
+                    if ext is not None:
+                        pointed.append(ext)
         for r in writes | (set(CALLER_SAVED) if callees else set()):
             if r != 2:
                 st.regs[r] = rv64smt.fresh("hv", f"x{r}")
@@ -577,7 +588,7 @@ class PathChecker:
                 spk = st.classify(sp)
                 below = spk[0] == "stack" and a < spk[1]
                 return leak or below or (spk[0] == "stack" and any(abs(a - spk[1] - o) < 8 for o in sp_stores))
-            if any(m_ < a + w and a < m_ + 8 for m_ in mod):
+            if any(m_ < a + w and a < m_ + 8 for m_ in mod) or any(lo <= a < hi for lo, hi in pointed):
                 return True
             if any(lo < a + w and a < hi for lo, hi in indexed) and not self.facts.indexed_misses(a):
                 return True
@@ -790,7 +801,7 @@ def _clears_after(program, facts, f: Function, b: BasicBlock, L: int, w: int, ba
                 c = blk.call_target
                 if c == f.entry or f.entry in facts.calls.get(c, ()):
                     return False
-                if facts.may_write(c, L):
+                if facts.may_write(c, L) or _hands_pointer(facts, c, regs, L):
                     cleared = False
                 if blk.kind is Term.CALL and not blk.succs:
                     cleared = True      # never returns, and cannot run F again
@@ -800,6 +811,14 @@ def _clears_after(program, facts, f: Function, b: BasicBlock, L: int, w: int, ba
         if not cleared:
             return False
     return True
+
+
+def _hands_pointer(facts: ProgramFacts, callee: int, regs: dict, L: int) -> bool:
+    """Does a call pass, in an argument register the callee reads, an
+    address based on the global that holds L?"""
+    ext = facts.extent(L)
+    return any(facts._global_in(regs.get(r, ("r", r))) == ext
+               for r in facts.inputs.get(callee, set(range(10, 18))))
 
 
 def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int, w: int, back) -> bool:
@@ -827,6 +846,10 @@ def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int
                 s.add(cond if nxt == blk.succs[0] else z3.Not(cond))
             if blk.kind in (Term.CALL, Term.TAILCALL) and blk.call_target is not None:
                 c = blk.call_target
+                ext = facts.extent(L)
+                for r in facts.inputs.get(c, set(range(10, 18))):
+                    if any(facts.extent(k) == ext for k in rv64smt.addends(z3.simplify(st.get(r)))):
+                        return False    # the callee gets a pointer into L's global
                 for r in CALLER_SAVED:
                     st.regs[r] = rv64smt.fresh("hv", f"x{r}")
                 if c in facts.const_ret:

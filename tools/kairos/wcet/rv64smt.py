@@ -193,7 +193,7 @@ class SymState:
         # an index into a global (base constant + unknown offset) may hit any
         # tracked word of it, and of the stack: forget those
         if self.extent is not None:
-            for c in _addends(addr):
+            for c in addends(addr):
                 ext = self.extent(c)
                 if ext is not None:
                     lo, hi = ext
@@ -209,7 +209,7 @@ class SymState:
             del self.named[k]
 
 
-def _addends(e: BV) -> list[int]:
+def addends(e: BV) -> list[int]:
     """Constant terms of a (simplified) sum."""
     if z3.is_bv_value(e):
         return [e.as_long()]
