@@ -482,12 +482,10 @@ def worst_path(g: ipet.InlinedGraph, x, once: list[bool]) -> list[Item]:
 # ---------------------------------------------------------------------------
 
 class PathChecker:
-    def __init__(self, program: Program, facts: ProgramFacts, g: ipet.InlinedGraph,
-                 forests: ipet._Forests) -> None:
+    def __init__(self, program: Program, facts: ProgramFacts, g: ipet.InlinedGraph) -> None:
         self.program = program
         self.facts = facts
         self.g = g
-        self.forests = forests
 
     def _branch_cond(self, nd: ipet.Node, cond, e: int):
         """Condition for leaving ``nd`` by graph edge ``e`` (None: none)."""
@@ -722,7 +720,7 @@ def _acyclic_paths(f: Function, src: int, dst: Callable[[int], bool], back: set[
     while stack:
         p = stack.pop()
         b = p[-1]
-        if dst(b) and len(p) > 1 or (dst(b) and src == b and len(p) == 1 and not f.blocks[b].succs):
+        if dst(b) and (len(p) > 1 or not f.blocks[b].succs):
             out.append(p)
             if len(out) > limit:
                 return None
@@ -926,7 +924,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
     facts = facts or ProgramFacts(view)
     constraints: list[Callable] = []
     res = solve([])
-    t0 = time.process_time()        # the budget (CPU seconds: load-independent) is for the refinement
+    t0 = time.process_time()        # the budget is CPU seconds (less load-dependent), after the first solve
     deadline = t0 + budget
     ref.bound_before = res.bound
     g = res.graph
@@ -947,7 +945,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
         res = solve(constraints)
         g = res.graph
     once = once_nodes(g, view, forests)
-    checker = PathChecker(view, facts, g, forests)
+    checker = PathChecker(view, facts, g)
     seen: set[tuple] = set()
     ref.stopped = "worst path feasible"
     while True:
