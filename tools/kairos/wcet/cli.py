@@ -32,6 +32,13 @@ def register(sub) -> None:
     p.add_argument("--no-symbolic-cache", dest="symbolic_cache", action="store_false",
                    help="treat every access through a pointer of unknown value as a miss that may evict "
                         "anything (the analysis before symbolic cache lines; for comparison)")
+    p.add_argument("--no-infeasible-paths", action="store_true",
+                   help="do not look for infeasible paths and flag facts (to measure their gain)")
+    p.add_argument("--infeasible-budget", type=float, default=None, metavar="SECONDS",
+                   help="CPU seconds for the infeasible-path refinement of each entry (default 6)")
+    p.add_argument("--assume-arrays-in-bounds", action="store_true",
+                   help="assume a store to a global plus an index never writes a word the program "
+                        "accesses at a constant address (documented in docs/wcet.md)")
     p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
     p.add_argument("--path", action="store_true", help="print the worst-case path")
@@ -105,6 +112,11 @@ def _run(args: argparse.Namespace, err) -> int:
             t.add_row(r.function, f"{r.header:#x}", r.source, str(r.contexts), bound, r.origin)
         out.print(t)
         return 1 if any(r.unbounded for r in rows) else 0
+    if args.infeasible_budget is not None and args.infeasible_budget < 0:
+        raise WcetError("--infeasible-budget must be at least 0 seconds")
+    infeasible_opts = {"infeasible_paths": not args.no_infeasible_paths,
+                       "infeasible_budget": args.infeasible_budget,
+                       "arrays_in_bounds": args.assume_arrays_in_bounds}
     show_progress = not args.quiet and err.is_terminal
     if show_progress:
         with Progress(TextColumn("[bold]wcet[/]"), BarColumn(), TextColumn("{task.description}"),
@@ -114,10 +126,10 @@ def _run(args: argparse.Namespace, err) -> int:
             def cb(msg: str, frac: float) -> None:
                 prog.update(task, completed=frac, description=msg)
             an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb,
-                            context_budget=budget, symbolic_cache=args.symbolic_cache)
+                            context_budget=budget, symbolic_cache=args.symbolic_cache, **infeasible_opts)
     else:
         an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry,
-                        context_budget=budget, symbolic_cache=args.symbolic_cache)
+                        context_budget=budget, symbolic_cache=args.symbolic_cache, **infeasible_opts)
     if args.json:
         report.write_json(an, args.json)
     if args.html:

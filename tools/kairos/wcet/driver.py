@@ -54,6 +54,7 @@ class EntryResult:
     result: ipet.IpetResult
     seconds: float
     costs: object | None = None     # microarch.BlockCosts when available
+    refinement: object | None = None   # infeasible.Refinement when infeasible paths were removed
 
     @property
     def name(self) -> str:
@@ -103,10 +104,14 @@ def _via_constraint(program: Program, via: list[str], avoid: list[str] = ()) -> 
 def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Annotations | None = None,
         sp0: str | int | None = None, stop_at: list[str] = (), irq_entry: str | None = None,
         progress: Callable[[str, float], None] | None = None,
-        context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True) -> Analysis:
+        context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
+        infeasible_paths: bool = True, infeasible_budget: float | None = None,
+        arrays_in_bounds: bool = False) -> Analysis:
     """``symbolic_cache=False`` turns off the cache analysis of accesses
     through pointers of unknown value (each then costs a miss and may evict
-    anything), to show what that precision gains."""
+    anything), to show what that precision gains.  ``infeasible_paths``
+    refines each entry's ILP with infeasible paths and flag facts
+    (``infeasible.py``); ``arrays_in_bounds`` is its optional assumption."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -167,6 +172,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     forests = ipet._Forests()
     results: list[EntryResult] = []
     costs_cache: dict[str, object] = {}
+    facts_cache: dict[int, object] = {}
     n = len(specs)
     for i, spec in enumerate(specs):
         te = time.perf_counter()
@@ -186,14 +192,28 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
             cost_fn, pen_fn = ipet.simple_cost, None
         say(f"{spec.text}: path analysis", base + 0.6 / n)
         extra = [_via_constraint(program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
+
+        def solve(more: list, view=view, spec=spec, cost_fn=cost_fn, pen_fn=pen_fn, extra=extra):
+            return ipet.solve(view, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
+                              extra_constraints=extra + more, forests=forests)
+        refinement = None
         try:
-            res = ipet.solve(view, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
-                             extra_constraints=extra, forests=forests)
+            if infeasible_paths:
+                from kairos.wcet import infeasible
+                say(f"{spec.text}: infeasible paths", base + 0.7 / n)
+                facts = facts_cache.get(id(view))
+                if facts is None:
+                    facts = facts_cache[id(view)] = infeasible.ProgramFacts(view, arrays_in_bounds)
+                res, refinement = infeasible.refine(
+                    view, spec.symbol, solve, forests, facts=facts,
+                    budget=infeasible.DEFAULT_BUDGET if infeasible_budget is None else infeasible_budget)
+            else:
+                res = solve([])
         except WcetError as exc:
             if spec.text != spec.symbol and str(exc).startswith("no feasible path"):
                 raise WcetError(f"{spec.text}: {exc}") from None
             raise
-        results.append(EntryResult(spec, res, time.perf_counter() - te, costs))
+        results.append(EntryResult(spec, res, time.perf_counter() - te, costs, refinement))
     unused = bounds.unused_annotations()
     irq = None
     if irq_entry is not None:

@@ -26,9 +26,10 @@ ILP (all variables are integer edge counts):
   ``loop_penalty`` is given, ``penalty(ctx, loop) * sum(entry edges)``
   (persistence: cycles paid once per loop entry).
 
-Hook for infeasible paths (later issue): ``extra_constraints`` is a list of
-callables ``f(graph: InlinedGraph) -> list[Constraint]`` whose linear
+Hook for infeasible paths (``infeasible.py``): ``extra_constraints`` is a
+list of callables ``f(graph: InlinedGraph) -> list[Constraint]`` whose linear
 constraints over edge variables are added to the ILP; see ``Constraint``.
+The result keeps the graph and the solution's edge counts for it.
 
 The result (``IpetResult``) has the bound, the execution count of every
 (context, block), per-function totals, the loop bounds used, and a readable
@@ -139,6 +140,9 @@ class IpetResult:
     loops: list[LoopInstance]
     stats: dict[str, float]
     loop_penalties: int = 0
+    #: the graph and the edge counts of the solution (for infeasible-path refinement)
+    graph: "InlinedGraph | None" = None
+    edge_counts: "np.ndarray | None" = None
 
 
 ExtraConstraintFn = Callable[[InlinedGraph], list[Constraint]]
@@ -391,7 +395,7 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
     path = _readable_path(g, x, counts_n, node_cost)
     stats = {"contexts": float(len(g.chains)), "nodes": float(n_nodes), "variables": float(n_edges),
              "constraints": float(len(row_lo)), "graph_seconds": t_graph, "solve_seconds": t_solve}
-    return IpetResult(entry, bound, counts, costs, fnames, per_function, path, g.loops, stats, pen_total)
+    return IpetResult(entry, bound, counts, costs, fnames, per_function, path, g.loops, stats, pen_total, g, x)
 
 
 def _readable_path(g: InlinedGraph, x: np.ndarray, counts: np.ndarray, cost: np.ndarray) -> list[PathStep]:

@@ -10,7 +10,10 @@ JSON (``--json OUT``)::
                                   ["loop_header_executions"]}, ...],
                   "per_function": {"name": cycles, ...},
                   "loops": [{"function", "header", "context", "bound", "source"}],
-                  "stats": {...}}],
+                  "stats": {...},
+                  "infeasible_paths": {"bound_before", "bound_after", "iterations",
+                                       "seconds", "stopped", "facts": [{"kind", "text",
+                                       "sources", "terms"}]} | null}],
      "interrupt_response": {...} | null}
 
 HTML (``--html OUT``): per entry, the annotated disassembly of every function
@@ -55,6 +58,7 @@ def to_json(an: Analysis) -> dict:
             "loops": _loop_rows(er, an),
             "stats": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.stats.items()}
                      | {"seconds": round(er.seconds, 3)},
+            "infeasible_paths": er.refinement.as_dict() if er.refinement is not None else None,
         })
     return {"elf": an.image.path, "model": an.model_name, "analysis_seconds": round(an.seconds, 3),
             "annotation_files": an.annotations.paths, "warnings": an.warnings, "entries": entries,
@@ -90,6 +94,13 @@ def print_summary(an: Analysis, console: Console, show_path: bool = False) -> No
             if cyc:
                 ft.add_row(name, f"{cyc:,}", f"{100.0 * cyc / max(r.bound, 1):.1f}%")
         console.print(ft)
+        ref = er.refinement
+        if ref is not None:
+            console.print(f"{er.name}: infeasible paths: {ref.bound_before:,} -> {ref.bound_after:,} cycles, "
+                          f"{len(ref.conflicts)} facts, {ref.iterations} re-solves, {ref.seconds:.1f} s "
+                          f"({ref.stopped})")
+            for c in ref.conflicts:
+                console.print(f"  {c.kind}: {c.text} [{'; '.join(c.sources)}]", highlight=False, markup=False)
         if show_path:
             pt = Table(title=f"{er.name}: worst-case path")
             for col in ("function", "block", "count", "cycles/exec", "total", "loop"):
@@ -139,6 +150,14 @@ def write_html(an: Analysis, path: str) -> None:
         r = er.result
         bound = max(r.bound, 1)
         parts.append(f"<h2 id='{html.escape(er.name)}'>{html.escape(er.name)}: {r.bound:,} cycles</h2>")
+        ref = er.refinement
+        if ref is not None:
+            parts.append(f"<p>Infeasible paths: {ref.bound_before:,} &rarr; {ref.bound_after:,} cycles "
+                         f"({ref.iterations} re-solves, {ref.seconds:.1f} s, {html.escape(ref.stopped)})</p><ul>")
+            for c in ref.conflicts:
+                parts.append(f"<li>{html.escape(c.kind)}: {html.escape(c.text)} "
+                             f"<small>{html.escape('; '.join(c.sources))}</small></li>")
+            parts.append("</ul>")
         # aggregate over contexts: per (function entry, block start)
         agg_cnt: dict[tuple[str, int], int] = defaultdict(int)
         agg_cyc: dict[tuple[str, int], int] = defaultdict(int)
