@@ -65,6 +65,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/bench/bench.mk
 -include user/tasched/tasched.mk
 -include user/fuzz/fuzz.mk
+-include user/latency/latency.mk
 
 # ---- entry points ----
 bootstrap:
