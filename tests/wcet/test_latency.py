@@ -46,7 +46,7 @@ def minikernel(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module", params=["simple", "u54"])
 def result(request, minikernel) -> regions.LatencyResult:
     elf, ann = minikernel
-    return regions.analyse(str(elf), annotations.load(str(ann)), model_name=request.param)
+    return regions.analyse(str(elf), annotations.load(str(ann)), model_name=request.param, all_lengths=True)
 
 
 def test_regions_are_found_by_symbol_and_instruction(result: regions.LatencyResult) -> None:
@@ -144,6 +144,14 @@ def test_malformed_elf_is_one_line(tmp_path: Path, capsys) -> None:
     assert main(["latency", str(bad), "-q"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kairos latency: error: ") and err.count("\n") == 1
+
+
+def test_own_lengths_of_the_top_sites_only(minikernel) -> None:
+    elf, ann = minikernel
+    res = regions.analyse(str(elf), annotations.load(str(ann)), model_name="simple", top_lengths=2)
+    with_length = [r for r in res.regions if r.length is not None]
+    assert len(with_length) == 2 and len({(r.start.kind, r.start.site) for r in with_length}) == 2
+    assert {id(r) for r in with_length} == {id(r) for r, _n in report.by_site(res)[:2]}
 
 
 def test_by_site_keeps_the_worst_context(result: regions.LatencyResult) -> None:

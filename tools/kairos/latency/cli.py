@@ -27,6 +27,12 @@ def register(sub) -> None:
     p.add_argument("--top", type=int, default=10, metavar="N", help="regions in the table (default 10)")
     p.add_argument("--bound-only", action="store_true",
                    help="one solve over all regions: the bound and the worst region, no table of all")
+    p.add_argument("--observe", metavar="ROOTTASK.elf",
+                   help="also boot ROOTTASK under QEMU, capture every kernel run (gdb single-step), replay each "
+                        "region through the model and compare it with its bound; exit status 1 if one exceeds it")
+    p.add_argument("--count", type=int, default=5000, metavar="N", help="--observe: kernel runs to capture")
+    p.add_argument("--capture-timeout", type=float, default=1800.0, metavar="S",
+                   help="--observe: stop capturing after S seconds (default 1800)")
     p.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
@@ -87,8 +93,10 @@ def _run(args: argparse.Namespace) -> int:
         raise WcetError(f"unknown parameter(s) {', '.join(unknown)} (declared in the annotation files: {declared})")
     budget = regions.DEFAULT_CONTEXT_BUDGET if args.context_budget is None else (args.context_budget or None)
     err = Console(stderr=True)
+    if args.observe and args.bound_only:
+        raise WcetError("--observe needs every region's bound: drop --bound-only")
     kw = dict(model_name=args.model, entry=args.entry, context_budget=budget, table=not args.bound_only,
-              top_lengths=args.top)
+              top_lengths=args.top, all_lengths=bool(args.observe))
     if not args.quiet and err.is_terminal:
         with Progress(TextColumn("[bold]latency[/]"), BarColumn(), TextColumn("{task.description}"),
                       TimeElapsedColumn(), console=err, transient=True) as prog:
@@ -97,11 +105,34 @@ def _run(args: argparse.Namespace) -> int:
                                   **kw)
     else:
         res = regions.analyse(args.elf, ann, **kw)
+    observed = None
+    if args.observe:
+        from kairos.latency import observe
+        if not args.quiet:
+            err.print(f"capturing the kernel runs of {args.observe} (single-stepped under QEMU) ...")
+        obs = observe.observe(args.elf, args.observe, res, count=args.count, timeout=args.capture_timeout)
+        rows, response = observe.compare(res, obs)
+        observed = {"roottask": args.observe, "kernel_runs": obs.runs, "regions": rows, "response": response,
+                    "taken_poll_handling_cycles": max(obs.taken, default=None)}
     if args.json:
-        report.write_json(res, args.json)
+        data = report.to_json(res)
+        if observed is not None:
+            data["observed"] = observed
+        import json
+        with open(args.json, "w") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
     if args.html:
         report.write_html(res, args.html, top=args.top)
+    out = Console(width=max(Console().width, 160))
     if not args.quiet:
-        out = Console()
-        report.print_summary(res, Console(width=max(out.width, 160)), top=args.top)
+        report.print_summary(res, out, top=args.top)
+    if observed is not None:
+        report.print_observed(observed, out)
+        bad = [r for r in observed["regions"] if not r["within"]]
+        if bad or not observed["response"]["within"]:
+            print(f"kairos latency: {len(bad)} observed region(s) above their bound"
+                  + ("" if observed["response"]["within"] else "; observed response above the bound"),
+                  file=sys.stderr)
+            return 1
     return 0

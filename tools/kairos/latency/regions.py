@@ -199,11 +199,12 @@ def _forbid(branches: dict[int, tuple[int, int]], which: int) -> Callable:
 
 def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: str = "trap_entry",
             context_budget: int | None = DEFAULT_CONTEXT_BUDGET, table: bool = True, top_lengths: int = 10,
-            progress: Callable[[str, float], None] | None = None) -> LatencyResult:
+            all_lengths: bool = False, progress: Callable[[str, float], None] | None = None) -> LatencyResult:
     """Bound every region below ``entry`` (``table``: one ILP solve per
     region; otherwise one solve over all starts gives the bound and the
-    worst region only), and the own length of the ``top_lengths`` regions
-    with the longest responses."""
+    worst region only), and the own length of the worst context of the
+    ``top_lengths`` sites with the longest responses (``all_lengths``: of
+    every region)."""
     t0 = time.perf_counter()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
@@ -316,7 +317,12 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     else:
         pairs = list(zip(all_starts, with_end))
     pairs.sort(key=lambda p: -p[1].bound)
-    top = pairs[:top_lengths]
+    # own lengths: of the worst context of each of the first top_lengths sites
+    top, sites = [], set()
+    for s, r in pairs:
+        if all_lengths or (s.kind, s.site) not in sites and len(sites) < top_lengths:
+            sites.add((s.kind, s.site))
+            top.append((s, r))
 
     def length_variants(g: ipet.InlinedGraph) -> list[dict[int, float]]:
         out = []

@@ -145,11 +145,14 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
                         handlers: tuple[str, ...] = ("handle_syscall", "handle_exception",
                                                      "handle_interrupt"),
                         memory: str = "512M", timeout: float = 120.0,
-                        idle_timeout: float = 5.0, serial_log: str | Path | None = None) -> list[KernelRun]:
+                        idle_timeout: float = 5.0, serial_log: str | Path | None = None,
+                        icount: bool = False) -> list[KernelRun]:
     """Boot ``kernel`` with ``roottask`` in QEMU and record ``count`` kernel
     runs (after skipping ``skip``) from ``entry`` to the next sret/mret/wfi.
     Capture also ends when the system stays idle (no kernel entry) for
-    ``idle_timeout`` seconds, or after ``timeout`` seconds in all."""
+    ``idle_timeout`` seconds, or after ``timeout`` seconds in all.  With
+    ``icount`` virtual time follows the instructions run, so the slow
+    single-stepping does not make every timer interrupt fall due at once."""
     from kairos.runner import RunError, qemu_command
     from kairos.wcet.emulator import load_elf
     from kairos.wcet.sim import Decoder
@@ -163,7 +166,7 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
         raise WcetError(f"root task {roottask} does not exist")
     port = _free_port()
     try:
-        cmd = qemu_command(Path(kernel), Path(roottask) if roottask else None, memory,
+        cmd = qemu_command(Path(kernel), Path(roottask) if roottask else None, memory, icount=icount,
                            extra=["-gdb", f"tcp:127.0.0.1:{port}", "-S"])
     except RunError as e:
         raise WcetError(str(e)) from None
