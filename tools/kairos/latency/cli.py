@@ -112,7 +112,11 @@ def _run(args: argparse.Namespace) -> int:
             err.print(f"capturing the kernel runs of {args.observe} (single-stepped under QEMU) ...")
         obs = observe.observe(args.elf, args.observe, res, count=args.count, timeout=args.capture_timeout)
         rows, response = observe.compare(res, obs)
-        observed = {"roottask": args.observe, "kernel_runs": obs.runs, "regions": rows, "response": response,
+        if "latency-stress: done" not in obs.serial and "kairos-result" not in obs.serial:
+            err.print("note: the root task did not print its end marker within the capture (see --count, "
+                      "--capture-timeout)")
+        observed = {"roottask": args.observe, "kernel_runs": obs.runs, "runs_too_long_to_step": obs.skipped,
+                    "regions": rows, "response": response,
                     "taken_poll_handling_cycles": max(obs.taken, default=None)}
     if args.json:
         data = report.to_json(res)

@@ -43,6 +43,7 @@ class Observation:
     interrupt_entries: list[int]          # observed cycles of whole interrupt entries (no poll on them)
     serial: str
     taken: list[int] = field(default_factory=list)   # handling paths after a poll that found an interrupt
+    skipped: int = 0                                  # runs too long to single-step
 
 
 def _poll_calls(kernel: str, entry: str, polls: list[str]) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
@@ -69,7 +70,10 @@ def _slice(trace: Trace, lo: int, hi: int) -> Trace:
 
 
 def observe(kernel: str, roottask: str, result: LatencyResult, count: int = 5000, timeout: float = 1800.0,
-            memory: str = "512M") -> Observation:
+            memory: str = "512M", max_steps: int = 60_000) -> Observation:
+    """Kernel runs longer than ``max_steps`` instructions (the untyped resets
+    of the root task's first retypes: millions of instructions, too slow to
+    single-step) are not captured; ``Observation.skipped`` counts them."""
     from kairos.wcet import model as modelmod
     from kairos.wcet.gdbtrace import capture_kernel_runs
     from kairos.wcet.sim import replay
@@ -88,7 +92,8 @@ def observe(kernel: str, roottask: str, result: LatencyResult, count: int = 5000
     try:
         runs = capture_kernel_runs(kernel, roottask, entry=result.entry, count=count, timeout=timeout,
                                    memory=memory, handlers=tuple(sorted(set(handlers.values()))),
-                                   serial_log=serial_path, max_steps=2_000_000, icount=True)
+                                   serial_log=serial_path, max_steps=max_steps, icount=True, skip_long=True)
+        skipped = getattr(capture_kernel_runs, "skipped", 0)
         serial = serial_path.read_text(errors="replace")
     finally:
         serial_path.unlink(missing_ok=True)
@@ -136,7 +141,7 @@ def observe(kernel: str, roottask: str, result: LatencyResult, count: int = 5000
             cyc = record(key, _slice(run.trace, start, len(pcs)))
             if run.handlers[0] == "handle_interrupt" and not polled and run.trace.stop == "sret":
                 irq.append(cyc)
-    return Observation(roottask, len(runs), regions, irq, serial, taken)
+    return Observation(roottask, len(runs), regions, irq, serial, taken, skipped)
 
 
 def compare(result: LatencyResult, obs: Observation) -> tuple[list[dict], dict]:
