@@ -4,6 +4,7 @@
 #                          demonstration (user/demo), deterministic under -icount
 #   make test              every test: host unit tests, analyser tests, on-target suites
 #   make bench             benchmarks (release kernel)
+#   make latency-check     interrupt latency: regions bounded, stress task replayed
 #   make kernel FLAVOUR=release|debug|check
 # Flavours are defined once, here and in kernel/include/config.h:
 #   debug   seL4 debug system calls and kernel printing, -O2
@@ -37,7 +38,7 @@ KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASS
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ELF := $(BUILD)/kernel.elf
 
-.PHONY: all kernel run test bench fuzz fuzz-campaign bootstrap clean user
+.PHONY: all kernel run test bench fuzz fuzz-campaign latency-check bootstrap clean user
 all: kernel user
 
 kernel: $(KERNEL_ELF)
@@ -65,6 +66,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/bench/bench.mk
 -include user/tasched/tasched.mk
 -include user/fuzz/fuzz.mk
+-include user/latency/latency.mk
 
 # ---- entry points ----
 bootstrap:
@@ -78,7 +80,8 @@ run: bootstrap
 test: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=check kernel user
 	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
-	@$(MAKE) --no-print-directory FLAVOUR=release kernel build/release/user/bench/bench.elf
+	@$(MAKE) --no-print-directory FLAVOUR=release kernel build/release/user/bench/bench.elf \
+	    build/release/user/latency/latency_stress.elf
 	$(PYTHON) -m pytest -q tests $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
 
 # Benchmarks (docs/benchmarks.md): the release kernel and user/bench under
@@ -104,6 +107,16 @@ fuzz: bootstrap
 # The campaign of docs/robustness.md: 10^7 calls (about an hour on 2 cores).
 fuzz-campaign:
 	@$(MAKE) --no-print-directory fuzz CALLS=10000000 TIMEOUT=21600
+
+# Interrupt latency checked against reality (docs/wcet.md "Interrupt latency"):
+# every region of the release kernel bounded, the stress root task's kernel
+# runs captured under QEMU and replayed region by region (tens of minutes).
+latency-check: bootstrap
+	@$(MAKE) --no-print-directory FLAVOUR=release kernel build/release/user/latency/latency_stress.elf
+	@mkdir -p build/latency
+	$(KAIROS) latency build/release/kernel.elf -a kernel/wcet-annotations.toml \
+	    --observe build/release/user/latency/latency_stress.elf \
+	    --json build/latency/observed.json --html build/latency/regions.html
 
 clean:
 	rm -rf build

@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         wcet_cli = None
     if wcet_cli is not None:
         wcet_cli.register(sub)
+        from kairos.latency import cli as latency_cli
+        latency_cli.register(sub)
     return parser
 
 

@@ -30,6 +30,19 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
                                    # of the call chain from the entry)
     note = "free text"
 
+    [parameters]                   # system parameters, before the first [[loop]]
+    queue_length = { default = 64, note = "threads per queue" }
+
+    [[loop]]
+    function = "tqueue_insert"
+    max = "queue_length + 1"       # an expression over parameters (+ - * //)
+
+    [[loop]]
+    function = "lookup"
+    max = "depth"
+    limit = true                   # a system limit below the code's own: also
+                                   # applies where an automatic bound exists
+
 ``max`` is the maximum number of executions of the loop *header* per entry
 into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
 bottom (gcc's usual form) that is ``n``; with the test at the top it is
@@ -41,10 +54,16 @@ same code).  If several annotations match a loop in a context, the smallest
 ``max`` wins (each is a claimed upper bound).  An annotation that matches no analysed loop
 is reported as a warning (it may refer to code that changed, or to code not
 reached from the analysed entries).
+
+Parameters are the system's own limits that the kernel does not fix (threads
+per queue, refills per scheduling context ...): ``parse``/``load`` take values
+for them (``kairos latency --param name=value``), otherwise the declared
+default is used.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -63,6 +82,8 @@ class LoopAnnotation:
     context: tuple[str, ...] = ()
     note: str = ""
     used: bool = False
+    limit: bool = False            # applies even where an automatic bound exists
+    expression: str | None = None  # the parameter expression max came from
 
     def describe(self) -> str:
         where = []
@@ -82,13 +103,70 @@ class Annotations:
     preemption: set[str] = field(default_factory=set)
     constants: dict[str, int] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
+    parameters: dict[str, "Parameter"] = field(default_factory=dict)
 
     def merge(self, other: "Annotations") -> None:
+        self.parameters.update(other.parameters)
         self.loops.extend(other.loops)
         self.noreturn |= other.noreturn
         self.preemption |= other.preemption
         self.constants.update(other.constants)
         self.paths.extend(other.paths)
+
+
+@dataclass
+class Parameter:
+    name: str
+    default: int
+    value: int
+    note: str = ""
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: a // b}
+
+
+def evaluate(expr: str, params: dict[str, int], origin: str) -> int:
+    """Value of an integer expression over parameter names (+ - * //)."""
+    def ev(n: ast.AST) -> int:
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id not in params:
+                raise WcetError(f"{origin}: unknown parameter {n.id!r} in {expr!r}")
+            return params[n.id]
+        if isinstance(n, ast.BinOp) and type(n.op) in _OPS:
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.FloorDiv) and b == 0:
+                raise WcetError(f"{origin}: division by zero in {expr!r}")
+            return _OPS[type(n.op)](a, b)
+        raise WcetError(f"{origin}: {expr!r} is not an expression over parameters (+ - * //)")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise WcetError(f"{origin}: {expr!r} is not an expression over parameters (+ - * //)") from None
+    return ev(tree)
+
+
+def _parameters(data: dict, path: str, given: dict[str, int]) -> dict[str, Parameter]:
+    table = data.get("parameters", {})
+    if not isinstance(table, dict):
+        raise WcetError(f"{path}: [parameters] must be a table")
+    out: dict[str, Parameter] = {}
+    for name, ent in table.items():
+        origin = f"{os.path.basename(path)} parameter {name}"
+        if not name.isidentifier():
+            raise WcetError(f"{origin}: the name must be an identifier")
+        if not isinstance(ent, dict) or "default" not in ent or set(ent) - {"default", "note"}:
+            raise WcetError(f"{origin}: expected {{ default = N, note = \"...\" }}")
+        default = _int(ent["default"], "default", origin)
+        value = given.get(name, default)
+        if default < 0 or value < 0:
+            raise WcetError(f"{origin}: must be >= 0")
+        out[name] = Parameter(name, default, value, str(ent.get("note", "")))
+    return out
 
 
 def _int(v, what: str, origin: str) -> int:
@@ -102,14 +180,19 @@ def _int(v, what: str, origin: str) -> int:
     return v
 
 
-def parse(text: str, path: str = "<annotations>") -> Annotations:
+def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None = None) -> Annotations:
+    """Parse an annotation file; ``params`` gives values to its declared
+    parameters (names it does not declare are ignored here: the caller checks
+    them against all files)."""
     base = os.path.basename(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise WcetError(f"{path}: invalid TOML: {exc}") from None
     ann = Annotations(paths=[path])
-    known = {"loop", "noreturn", "constants", "preemption"}
+    ann.parameters = _parameters(data, path, params or {})
+    values = {n: p.value for n, p in ann.parameters.items()}
+    known = {"loop", "noreturn", "constants", "preemption", "parameters"}
     for k in data:
         if k not in known:
             raise WcetError(f"{path}: unknown key {k!r} (expected one of {', '.join(sorted(known))})")
@@ -120,15 +203,25 @@ def parse(text: str, path: str = "<annotations>") -> Annotations:
         origin = f"{base} loop #{i}"
         if not isinstance(ent, dict):
             raise WcetError(f"{origin}: must be a table")
-        extra = set(ent) - {"function", "address", "line", "max", "context", "note"}
+        extra = set(ent) - {"function", "address", "line", "max", "context", "note", "limit"}
         if extra:
             raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
         if "max" not in ent:
             raise WcetError(f"{origin}: missing 'max'")
-        mx = _int(ent["max"], "max", origin)
+        expression = None
+        if isinstance(ent["max"], str) and not ent["max"].strip().lstrip("-").isdigit() \
+                and not ent["max"].strip().lower().startswith("0x"):
+            expression = ent["max"]
+            mx = evaluate(expression, values, origin)
+        else:
+            mx = _int(ent["max"], "max", origin)
         if mx < 1:
-            raise WcetError(f"{origin}: max must be >= 1 (header executions per loop entry)")
-        la = LoopAnnotation(max=mx, origin=origin, note=str(ent.get("note", "")))
+            raise WcetError(f"{origin}: max must be >= 1 (header executions per loop entry)"
+                            + (f"; {expression!r} gives {mx}" if expression else ""))
+        if not isinstance(ent.get("limit", False), bool):
+            raise WcetError(f"{origin}: limit must be true or false")
+        la = LoopAnnotation(max=mx, origin=origin, note=str(ent.get("note", "")),
+                            limit=bool(ent.get("limit", False)), expression=expression)
         if "function" in ent:
             if not isinstance(ent["function"], str):
                 raise WcetError(f"{origin}: function must be a string")
@@ -142,8 +235,9 @@ def parse(text: str, path: str = "<annotations>") -> Annotations:
             f, _, n = ln.rpartition(":")
             la.file = f
             la.line = _int(n, "line number", origin)
-            if la.function is None:
-                raise WcetError(f"{origin}: a loop given by line also needs 'function'")
+            if la.function is None and not la.limit:
+                raise WcetError(f"{origin}: a loop given by line also needs 'function' (or limit = true: "
+                                f"a system limit for that line wherever it is inlined)")
         if la.address is None and la.line is None and la.function is None:
             raise WcetError(f"{origin}: give 'address', 'function' + 'line', or 'function' alone "
                             f"(for a function with a single loop)")
@@ -168,7 +262,7 @@ def parse(text: str, path: str = "<annotations>") -> Annotations:
     return ann
 
 
-def load(path: str) -> Annotations:
+def load(path: str, params: dict[str, int] | None = None) -> Annotations:
     try:
         with open(path, "rb") as fh:
             text = fh.read().decode("utf-8")
@@ -176,7 +270,7 @@ def load(path: str) -> Annotations:
         raise WcetError(f"cannot read annotation file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise WcetError(f"annotation file {path} is not UTF-8 text") from None
-    return parse(text, path)
+    return parse(text, path, params)
 
 
 def context_matches(required: tuple[str, ...], chain: list[str]) -> bool:

@@ -195,7 +195,13 @@ def symbolic_out(func, bs: int, st: dict[int, SymVal], image, clobber: bool = Tr
 class BoundAnalysis:
     """Per-program cache of constant-propagation results and automatic bounds."""
 
-    def __init__(self, program: Program, annotations: Annotations | None = None) -> None:
+    def __init__(self, program: Program, annotations: Annotations | None = None,
+                 preemption_max: int = 1) -> None:
+        #: header executions per entry of a loop that polls a preemption point
+        #: in every iteration: 1 when the interrupt is pending from kernel entry
+        #: (whole-entry analysis); 2 when polls end the path (per-region
+        #: analysis: the rest of one iteration, then the next up to its poll)
+        self.preemption_max = preemption_max
         self.program = program
         self.image = program.image
         self.ann = annotations or Annotations()
@@ -540,7 +546,10 @@ class BoundAnalysis:
             return pre
         auto = self.auto_bound_in_context(forest, loop, ctx)
         if auto is not None:
-            self._annotation(loop, chain)      # mark matching annotations as used
+            ann = self._annotation(loop, chain)      # marks matching annotations as used
+            limit = self._annotation(loop, chain, limits_only=True) if ann is not None else None
+            if limit is not None and limit.max < auto.max:
+                return limit                     # a system limit below the code's own
             return auto
         ann = self._annotation(loop, chain)
         if ann is not None:
@@ -581,12 +590,17 @@ class BoundAnalysis:
             seen.add(b)
             stack.extend(s for s in func.blocks[b].succs if s in loop.blocks and s != loop.header)
         names = ", ".join(sorted(self.ann.preemption))
+        if self.preemption_max != 1:
+            return LoopBound(self.preemption_max, f"preemption point ({names}) in every iteration: "
+                                                  f"each poll ends the region")
         return LoopBound(1, f"preemption point ({names}) in every iteration: interrupt assumed pending")
 
-    def _annotation(self, loop: Loop, chain: list[str]) -> LoopBound | None:
+    def _annotation(self, loop: Loop, chain: list[str], limits_only: bool = False) -> LoopBound | None:
         best: LoopBound | None = None
         for la in self.ann.loops:
             if la.function is not None and la.function != loop.func.name:
+                continue
+            if limits_only and not la.limit:
                 continue
             if la.context and not context_matches(la.context, chain):
                 continue
@@ -599,7 +613,8 @@ class BoundAnalysis:
                 continue
             la.used = True
             if best is None or la.max < best.max:
-                best = LoopBound(la.max, la.origin)
+                best = LoopBound(la.max, la.origin if la.expression is None
+                                 else f"{la.origin}: {la.expression} = {la.max}")
         return best
 
     def _ann_matches(self, la, loop: Loop) -> bool:

@@ -145,11 +145,16 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
                         handlers: tuple[str, ...] = ("handle_syscall", "handle_exception",
                                                      "handle_interrupt"),
                         memory: str = "512M", timeout: float = 120.0,
-                        idle_timeout: float = 5.0, serial_log: str | Path | None = None) -> list[KernelRun]:
+                        idle_timeout: float = 5.0, serial_log: str | Path | None = None,
+                        icount: bool = False, skip_long: bool = False) -> list[KernelRun]:
     """Boot ``kernel`` with ``roottask`` in QEMU and record ``count`` kernel
     runs (after skipping ``skip``) from ``entry`` to the next sret/mret/wfi.
     Capture also ends when the system stays idle (no kernel entry) for
-    ``idle_timeout`` seconds, or after ``timeout`` seconds in all."""
+    ``idle_timeout`` seconds, or after ``timeout`` seconds in all.  With
+    ``icount`` virtual time follows the instructions run, so the slow
+    single-stepping does not make every timer interrupt fall due at once.
+    With ``skip_long`` a run longer than ``max_steps`` is left unrecorded
+    (and counted in ``capture_kernel_runs.skipped``) instead of an error."""
     from kairos.runner import RunError, qemu_command
     from kairos.wcet.emulator import load_elf
     from kairos.wcet.sim import Decoder
@@ -163,7 +168,7 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
         raise WcetError(f"root task {roottask} does not exist")
     port = _free_port()
     try:
-        cmd = qemu_command(Path(kernel), Path(roottask) if roottask else None, memory,
+        cmd = qemu_command(Path(kernel), Path(roottask) if roottask else None, memory, icount=icount,
                            extra=["-gdb", f"tcp:127.0.0.1:{port}", "-S"])
     except RunError as e:
         raise WcetError(str(e)) from None
@@ -186,6 +191,7 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
         gdb = GdbClient("127.0.0.1", port)
         gdb.set_hw_breakpoint(prog.symbols[entry][0])
         seen = 0
+        skipped = 0
         while len(runs) < count:
             if time.monotonic() > deadline:
                 break
@@ -214,7 +220,10 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
                     break
                 gdb.step()
             else:
-                raise WcetError(f"kernel run did not reach sret within {max_steps} instructions")
+                if not skip_long:
+                    raise WcetError(f"kernel run did not reach sret within {max_steps} instructions")
+                skipped += 1
+                continue
             runs.append(KernelRun(trace, hs))
     finally:
         if gdb is not None:
@@ -226,6 +235,7 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
             proc.wait()
         if not keep:
             Path(serial_name).unlink(missing_ok=True)
+    capture_kernel_runs.skipped = skipped if gdb is not None else 0
     return runs
 
 

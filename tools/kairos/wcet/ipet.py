@@ -26,6 +26,18 @@ ILP (all variables are integer edge counts):
   ``loop_penalty`` is given, ``penalty(ctx, loop) * sum(entry edges)``
   (persistence: cycles paid once per loop entry).
 
+Several start nodes (``starts``, for per-region analysis, kairos.latency):
+besides the entry, execution may begin at given (context, block) nodes, e.g.
+the return site of a preemption point.  Exactly one source edge carries the
+path.  A start inside a loop counts as one entry into it, with at most
+``max - 1`` further header executions (the current iteration already ran
+one); a start below a shared context may return once to any of its call
+sites; first-miss penalties of the loops around a start are charged on its
+source edge.  ``stop_blocks`` end the path after the given blocks (e.g. a
+block ending in ``wfi``), ``sink_cost`` charges each path end by the node it
+leaves from, and ``variants`` solves the same ILP several times with some
+edges fixed (``solve_variants``).
+
 Hook for infeasible paths (``infeasible.py``): ``extra_constraints`` is a
 list of callables ``f(graph: InlinedGraph) -> list[Constraint]`` whose linear
 constraints over edge variables are added to the ILP; see ``Constraint``.
@@ -98,6 +110,15 @@ class InlinedGraph:
     chains: dict[Context, list[str]] = field(default_factory=dict)
     #: shared callee contexts: (call edge, return edges to that call's site)
     balance: list[tuple[int, list[int]]] = field(default_factory=list)
+    #: the callee context of each ``balance`` row
+    balance_ctx: list[Context] = field(default_factory=list)
+    #: (caller context, call block start) pairs entering each context
+    callers: dict[Context, list[tuple[Context, int]]] = field(default_factory=dict)
+    #: extra start nodes: their source edges, and per start the indices (into
+    #: ``loops``) of the loop instances it lies in and the shared contexts it is below
+    start_edges: list[int] = field(default_factory=list)
+    start_loops: list[list[int]] = field(default_factory=list)
+    start_shared: list[set[Context]] = field(default_factory=list)
 
     def add_node(self, ctx: Context, func: Function, block: BasicBlock | None, key: tuple) -> int:
         i = len(self.nodes)
@@ -143,6 +164,10 @@ class IpetResult:
     #: the graph and the edge counts of the solution (for infeasible-path refinement)
     graph: "InlinedGraph | None" = None
     edge_counts: "np.ndarray | None" = None
+    #: cycles charged by ``sink_cost`` at the path's end
+    end_cycles: int = 0
+    #: the nodes the path ends at: (context, block start, count)
+    ends: list[tuple[Context, int, int]] = field(default_factory=list)
 
 
 ExtraConstraintFn = Callable[[InlinedGraph], list[Constraint]]
@@ -164,9 +189,11 @@ class _Forests:
 
 
 def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: Iterable[int] = (),
-                forests: _Forests | None = None) -> InlinedGraph:
+                forests: _Forests | None = None, starts: Iterable[tuple[Context, int]] = (),
+                stop_blocks: Iterable[int] = ()) -> InlinedGraph:
     forests = forests or _Forests()
     stop = set(stop_at)
+    stop_blk = set(stop_blocks)
     g = InlinedGraph()
     root = program.function(entry)
     # contexts (explicit stack, so deep call chains do not hit Python's recursion limit)
@@ -222,12 +249,15 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
                 continue
             if blk.kind is Term.CALL and blk.call_target in stop:
                 continue   # path ends at the stop function (edge to sink below)
+            if bs in stop_blk:
+                continue   # path ends after this block
             for s_ in blk.succs:
                 cfg_edges.setdefault((ctx, bs, s_), []).append(g.add_edge(a, g.index[(ctx, s_)]))
                 out_deg[a] += 1
     callers: dict[Context, int] = {}
-    for cctx, _t, _c, _b in pending_returns:
+    for cctx, _t, cc, cb in pending_returns:
         callers[cctx] = callers.get(cctx, 0) + 1
+        g.callers.setdefault(cctx, []).append((cc, cb))
     for cctx, target, cctx_caller, bs in pending_returns:
         ret_edges = []
         for r in returners.get(cctx, []):
@@ -239,6 +269,7 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
         if callers[cctx] > 1:
             # shared callee context: returns to this call site = calls made here
             g.balance.append((call_edge[(cctx_caller, bs)], ret_edges))
+            g.balance_ctx.append(cctx)
     for ctx, f in order:
         fo = forests.get(f)
         for lp in fo.loops:
@@ -255,22 +286,75 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
     for i in range(len(g.nodes)):
         if out_deg[i] == 0:
             g.add_edge(i, SINK)
+    for ctx, bs in starts:
+        _add_start(g, forests, ctx, bs)
     return g
+
+
+def _add_start(g: InlinedGraph, forests: _Forests, ctx: Context, block: int) -> None:
+    """A source edge into (ctx, block), with the loop instances around it and
+    the shared contexts above it: the loops of its function that hold the
+    block, then, caller by caller, those holding the call block (every
+    caller of a shared context, since the path may return to any)."""
+    node = g.index.get((ctx, block))
+    if node is None:
+        raise WcetError(f"start block {block:#x} is not in the analysed graph (context {ctx})")
+    g.start_edges.append(g.add_edge(SOURCE, node))
+    by_key = {(li.ctx, li.loop.header): i for i, li in enumerate(g.loops)}
+    inside: set[int] = set()
+    shared: set[Context] = set()
+    seen: set[tuple[Context, int]] = set()
+    work = [(ctx, block)]
+    while work:
+        c, b = work.pop()
+        if (c, b) in seen:
+            continue
+        seen.add((c, b))
+        f = g.nodes[g.index[(c, b)]].func
+        for lp in forests.get(f).loops:
+            if b in lp.blocks and (c, lp.header) in by_key:
+                inside.add(by_key[(c, lp.header)])
+        if Program.is_shared(c) and len(c) == 1:
+            shared.add(c)
+        work.extend(g.callers.get(c, []))
+    g.start_loops.append(sorted(inside))
+    g.start_shared.append(shared)
 
 
 def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
           loop_penalty: LoopPenaltyFn | None = None, stop_at: Iterable[int] = (),
           extra_constraints: Iterable[ExtraConstraintFn] = (), forests: _Forests | None = None,
-          time_limit: float = 300.0) -> IpetResult:
+          time_limit: float = 300.0, starts: Iterable[tuple[Context, int]] = (),
+          stop_blocks: Iterable[int] = (), sink_cost: Callable[[Node], int] | None = None) -> IpetResult:
+    return solve_variants(program, entry, bounds, cost, loop_penalty, stop_at, extra_constraints, forests,
+                          time_limit, starts, stop_blocks, sink_cost, [{}])[0]
+
+
+def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
+                   loop_penalty: LoopPenaltyFn | None = None, stop_at: Iterable[int] = (),
+                   extra_constraints: Iterable[ExtraConstraintFn] = (), forests: _Forests | None = None,
+                   time_limit: float = 300.0, starts: Iterable[tuple[Context, int]] = (),
+                   stop_blocks: Iterable[int] = (), sink_cost: Callable[[Node], int] | None = None,
+                   variants: list[dict[int, float]] = ({},),
+                   graph_ready: Callable[[InlinedGraph], list[dict[int, float]]] | None = None
+                   ) -> list[IpetResult]:
+    """``solve`` once per variant: a variant maps edge indices to an upper
+    bound (0 removes the edge, e.g. every source edge but one), on one ILP
+    built once.  ``graph_ready(graph)``, if given, returns the variants
+    instead (edge indices are known only once the graph is built)."""
     import highspy
 
     t0 = time.perf_counter()
     forests = forests or _Forests()
-    gkey = (entry, tuple(sorted(set(stop_at))), id(bounds), id(program))
+    starts = list(starts)
+    gkey = (entry, tuple(sorted(set(stop_at))), id(bounds), id(program), tuple(starts),
+            tuple(sorted(set(stop_blocks))))
     g = forests.graphs.get(gkey)
     if g is None:
-        g = build_graph(program, entry, bounds, stop_at, forests)
+        g = build_graph(program, entry, bounds, stop_at, forests, starts, stop_blocks)
         forests.graphs[gkey] = g
+    if graph_ready is not None:
+        variants = graph_ready(g)
     t_graph = time.perf_counter() - t0
     n_nodes = len(g.nodes)
     n_edges = len(g.edges)
@@ -298,14 +382,25 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
     for e, (a, b) in enumerate(g.edges):
         if b >= 0:
             col_cost[e] = node_cost[b]
+    end_cost = np.zeros(n_edges)
+    if sink_cost is not None:
+        for e in sink_edges:
+            end_cost[e] = int(sink_cost(g.nodes[g.edges[e][0]]))
+        col_cost += end_cost
     penalties: list[tuple[LoopInstance, int]] = []
+    start_pen = np.zeros(n_edges)
     if loop_penalty is not None:
-        for li in g.loops:
+        pen_of: dict[int, int] = {}
+        for i, li in enumerate(g.loops):
             p = int(loop_penalty(li.ctx, li.loop))
+            pen_of[i] = p
             if p:
                 penalties.append((li, p))
                 for e in li.entry_edges:
                     col_cost[e] += p
+        for se, inside in zip(g.start_edges, g.start_loops):
+            start_pen[se] = sum(pen_of[i] for i in inside)
+        col_cost += start_pen
     rows_start = [0]
     rows_index: list[int] = []
     rows_value: list[float] = []
@@ -328,18 +423,39 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
         add_row([(e, 1.0) for e in in_edges[i]] + [(e, -1.0) for e in out_edges[i]], 0.0, 0.0)
     add_row([(e, 1.0) for e in src_edges], 1.0, 1.0)
     by_loop = {(li.ctx, li.loop.header): li for li in g.loops}
+    # a start inside a loop instance is one more entry into it (see _add_start)
+    starts_in: dict[int, list[int]] = {}
+    for se, inside in zip(g.start_edges, g.start_loops):
+        for i in inside:
+            starts_in.setdefault(id(g.loops[i]), []).append(se)
     for li in g.loops:
-        terms = [(e, 1.0) for e in li.back_edges] + [(e, -(li.bound - 1.0)) for e in li.entry_edges]
+        resumed = starts_in.get(id(li), [])
+        terms = [(e, 1.0) for e in li.back_edges] + [(e, -(li.bound - 1.0)) for e in li.entry_edges + resumed]
         add_row(terms, -highspy.kHighsInf, 0.0)
         parent = li.loop.parent
         if li.total is not None and parent is not None and (li.ctx, parent.header) in by_loop:
             # triangular nests: header executions per entry of the enclosing loop
             pli = by_loop[(li.ctx, parent.header)]
             terms = [(e, 1.0) for e in li.back_edges + li.entry_edges] + \
-                    [(e, -float(li.total)) for e in pli.entry_edges]
+                    [(e, -float(li.total)) for e in pli.entry_edges + starts_in.get(id(pli), [])]
             add_row(terms, -highspy.kHighsInf, 0.0)
-    for ce, rets in g.balance:
-        add_row([(ce, 1.0)] + [(e, -1.0) for e in rets], 0.0, 0.0)
+    # a start below a shared context may return once to any of its call sites
+    below: dict[Context, list[int]] = {}
+    for se, shared in zip(g.start_edges, g.start_shared):
+        for c in shared:
+            below.setdefault(c, []).append(se)
+    unmatched: dict[Context, list[tuple[int, float]]] = {}
+    for (ce, rets), cctx in zip(g.balance, g.balance_ctx):
+        slack = below.get(cctx, [])
+        terms = [(ce, 1.0)] + [(e, -1.0) for e in rets]
+        if not slack:
+            add_row(terms, 0.0, 0.0)
+            continue
+        add_row(terms + [(se, 1.0) for se in slack], 0.0, highspy.kHighsInf)   # returns - calls <= starts
+        add_row(terms, -highspy.kHighsInf, 0.0)                                  # returns - calls >= 0
+        unmatched.setdefault(cctx, []).extend((e, -c) for e, c in terms)
+    for cctx, terms in unmatched.items():
+        add_row(terms + [(se, -1.0) for se in below[cctx]], -highspy.kHighsInf, 0.0)
     for fn in list(extra_constraints) + EXTRA_CONSTRAINTS:
         for c in fn(g):
             add_row(c.terms, c.rhs if c.equal else -highspy.kHighsInf, c.rhs)
@@ -363,6 +479,27 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", 0.0)
     h.passModel(lp)
+    results: list[IpetResult] = []
+    fixed: dict[int, float] = {}
+    for variant in variants:
+        for e in fixed:
+            if e not in variant:
+                h.changeColBounds(e, 0.0, highspy.kHighsInf)
+        for e, hi in variant.items():
+            h.changeColBounds(e, 0.0, float(hi))
+        fixed = dict(variant)
+        results.append(_run_one(h, g, entry, in_edges, node_cost, penalties, end_cost, start_pen,
+                                sink_edges, t_graph, len(row_lo)))
+    return results
+
+
+def _run_one(h, g: InlinedGraph, entry: str, in_edges: list[list[int]], node_cost: np.ndarray,
+             penalties: list[tuple[LoopInstance, int]], end_cost: np.ndarray, start_pen: np.ndarray,
+             sink_edges: list[int], t_graph: float, n_rows: int) -> IpetResult:
+    import highspy
+
+    n_nodes = len(g.nodes)
+    n_edges = len(g.edges)
     t1 = time.perf_counter()
     h.run()
     t_solve = time.perf_counter() - t1
@@ -379,7 +516,10 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
         counts_n[i] = sum(int(x[e]) for e in in_edges[i])
     bound = int(sum(int(counts_n[i]) * int(node_cost[i]) for i in range(n_nodes)))
     pen_total = sum(p * sum(int(x[e]) for e in li.entry_edges) for li, p in penalties)
+    pen_total += int(sum(int(x[e]) * int(start_pen[e]) for e in g.start_edges))
     bound += pen_total
+    end_total = int(sum(int(x[e]) * int(end_cost[e]) for e in sink_edges))
+    bound += end_total
     counts: dict[tuple[Context, int], int] = {}
     costs: dict[tuple[Context, int], int] = {}
     fnames: dict[tuple[Context, int], str] = {}
@@ -393,9 +533,11 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
         fnames[k] = nd.func.name
         per_function[nd.func.name] = per_function.get(nd.func.name, 0) + int(counts_n[i]) * int(node_cost[i])
     path = _readable_path(g, x, counts_n, node_cost)
+    ends = [(g.nodes[g.edges[e][0]].ctx, g.nodes[g.edges[e][0]].start, int(x[e])) for e in sink_edges if x[e] > 0]
     stats = {"contexts": float(len(g.chains)), "nodes": float(n_nodes), "variables": float(n_edges),
-             "constraints": float(len(row_lo)), "graph_seconds": t_graph, "solve_seconds": t_solve}
-    return IpetResult(entry, bound, counts, costs, fnames, per_function, path, g.loops, stats, pen_total, g, x)
+             "constraints": float(n_rows), "graph_seconds": t_graph, "solve_seconds": t_solve}
+    return IpetResult(entry, bound, counts, costs, fnames, per_function, path, g.loops, stats, pen_total,
+                      graph=g, edge_counts=x, end_cycles=end_total, ends=ends)
 
 
 def _readable_path(g: InlinedGraph, x: np.ndarray, counts: np.ndarray, cost: np.ndarray) -> list[PathStep]:

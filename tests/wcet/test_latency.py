@@ -1,0 +1,161 @@
+"""`kairos latency` on a kernel in miniature (tests/wcet/programs/minikernel.c):
+the regions it finds in the binary, how each is bounded and composed with the
+handling path of its end, and the command's output and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kairos.cli import main
+from kairos.latency import regions, report
+from kairos.wcet import annotations, driver
+
+import progbuild
+
+ANN = '''
+preemption = ["preemption_point"]
+
+[parameters]
+idle_rounds = { default = 2, note = "rounds of the idle loop" }
+sources = { default = 4, note = "interrupt sources" }
+
+[[loop]]
+function = "kernel_exit"
+max = "idle_rounds"
+
+[[loop]]
+function = "handle_pending_interrupts"
+max = "sources + 1"
+'''
+
+pytestmark = pytest.mark.skipif(not progbuild.have_compiler(), reason="no RISC-V cross compiler")
+
+
+@pytest.fixture(scope="module")
+def minikernel(tmp_path_factory) -> tuple[Path, Path]:
+    out = tmp_path_factory.mktemp("minikernel")
+    elf = progbuild.build("minikernel", out)
+    ann = out / "minikernel.toml"
+    ann.write_text(ANN)
+    return elf, ann
+
+
+@pytest.fixture(scope="module", params=["simple", "u54"])
+def result(request, minikernel) -> regions.LatencyResult:
+    elf, ann = minikernel
+    return regions.analyse(str(elf), annotations.load(str(ann)), model_name=request.param, all_lengths=True)
+
+
+def test_regions_are_found_by_symbol_and_instruction(result: regions.LatencyResult) -> None:
+    sites = {(r.start.kind, r.start.function) for r in result.regions}
+    assert sites == {("entry", "handle_syscall"), ("entry", "handle_interrupt"),
+                     ("poll", "long_operation"), ("wfi", "kernel_exit")}
+    # the idle wait is reached from both handlers: one region start per call context
+    assert sum(r.start.kind == "wfi" for r in result.regions) == 2
+    assert result.polls == ["preemption_point"]
+    assert result.starts == len(result.regions) == 5
+
+
+def test_response_is_region_plus_handling_of_its_end(result: regions.LatencyResult) -> None:
+    worst_handling = max(result.handling.values())
+    for r in result.regions:
+        assert r.length is not None and r.length > 0
+        assert r.length < r.response <= r.length + worst_handling
+        assert r.handling in result.handling.values()
+    assert result.bound == max(r.response for r in result.regions) == result.worst.response
+
+
+def test_interrupt_entry_region_equals_the_delivery_path(result: regions.LatencyResult) -> None:
+    # two graphs (polls as stops / as calls), the same paths when no poll is on them
+    entry = next(r for r in result.regions if r.name == "kernel entry -> handle_interrupt")
+    assert entry.length == result.interrupt_entry
+    assert {"handle_interrupt", "kernel_exit"} <= {s.function for s in entry.length_path}
+
+
+def test_region_after_a_poll_ends_at_the_next_poll_or_exit(result: regions.LatencyResult) -> None:
+    poll = next(r for r in result.regions if r.start.kind == "poll")
+    fns = {s.function for s in poll.length_path}
+    assert "long_operation" in fns and "trap_entry" not in fns
+    # the region entering the operation ends at its first poll, without the exit path
+    entry = next(r for r in result.regions if r.name == "kernel entry -> handle_syscall")
+    assert "preemption point" in entry.end
+    assert "exit_to_user" not in {s.function for s in entry.length_path}
+
+
+def test_idle_wait_ends_regions_where_the_whole_entry_analysis_goes_on(minikernel) -> None:
+    # simple model: the same block costs in both analyses (the u54 analysis of kairos wcet runs on the
+    # program restricted to the handler, with other cache states)
+    elf, ann = minikernel
+    res = regions.analyse(str(elf), annotations.load(str(ann)), model_name="simple")
+    whole = driver.run(str(elf), ["trap_entry@handle_interrupt"], "simple", annotations.load(str(ann)))
+    # kairos wcet counts a second idle round after the wfi; the region ends at it
+    assert whole.results[0].bound > res.interrupt_entry
+
+
+def test_parameters_feed_the_loop_bounds(minikernel) -> None:
+    elf, ann = minikernel
+    one = regions.analyse(str(elf), annotations.load(str(ann), {"sources": 1}), model_name="simple")
+    nine = regions.analyse(str(elf), annotations.load(str(ann), {"sources": 9}), model_name="simple")
+    assert one.parameters["sources"]["value"] == 1 and nine.parameters["sources"]["default"] == 4
+    assert one.interrupt_entry < nine.interrupt_entry and one.bound < nine.bound
+
+
+def test_cli_table_json_and_html(minikernel, tmp_path: Path, capsys) -> None:
+    elf, ann = minikernel
+    js, page = tmp_path / "lat.json", tmp_path / "lat.html"
+    rc = main(["latency", str(elf), "-a", str(ann), "--model", "simple", "--json", str(js), "--html", str(page),
+               "--param", "idle_rounds=2"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "worst-case interrupt response" in out and "kernel entry -> handle_syscall" in out
+    data = json.loads(js.read_text())
+    assert data["bound_cycles"] == max(r["response_cycles"] for r in data["regions"])
+    assert data["parameters"]["idle_rounds"] == {"value": 2, "default": 2, "note": "rounds of the idle loop"}
+    assert {r["kind"] for r in data["regions"]} == {"entry", "poll", "wfi"}
+    assert all(r["worst_path"] and r["worst_path"][0]["source"].startswith("minikernel.c") or
+               r["kind"] != "poll" for r in data["regions"])
+    assert "Interrupt latency of" in page.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--param", "nope=3"], "unknown parameter(s) nope (declared in the annotation files: idle_rounds, sources)"),
+    (["--param", "idle_rounds"], "expected NAME=VALUE"),
+    (["--param", "idle_rounds=x"], "must be an integer"),
+    (["--param", "idle_rounds=-1"], "must be >= 0"),
+    (["--entry", "no_such_symbol"], "no_such_symbol"),
+    (["--top", "0"], "--top must be at least 1"),
+])
+def test_cli_errors_are_one_line(minikernel, tmp_path: Path, capsys, args: list[str], message: str) -> None:
+    elf, ann = minikernel
+    js = tmp_path / "out.json"
+    rc = main(["latency", str(elf), "-a", str(ann), "--model", "simple", "--json", str(js), "-q", *args])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("kairos latency: error: ") and message in err and err.count("\n") == 1
+    assert not js.exists()
+
+
+def test_malformed_elf_is_one_line(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.elf"
+    bad.write_bytes(b"\x7fELF not really")
+    assert main(["latency", str(bad), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kairos latency: error: ") and err.count("\n") == 1
+
+
+def test_own_lengths_of_the_top_sites_only(minikernel) -> None:
+    elf, ann = minikernel
+    res = regions.analyse(str(elf), annotations.load(str(ann)), model_name="simple", top_lengths=2)
+    with_length = [r for r in res.regions if r.length is not None]
+    assert len(with_length) == 2 and len({(r.start.kind, r.start.site) for r in with_length}) == 2
+    assert {id(r) for r in with_length} == {id(r) for r, _n in report.by_site(res)[:2]}
+
+
+def test_by_site_keeps_the_worst_context(result: regions.LatencyResult) -> None:
+    rows = report.by_site(result)
+    assert len(rows) == 4
+    wfi_row, n = next((r, n) for r, n in rows if r.start.kind == "wfi")
+    assert n == 2 and wfi_row.response == max(r.response for r in result.regions if r.start.kind == "wfi")
