@@ -17,7 +17,8 @@ every operation it checks:
 
 * agreement with `Model`, a list-based reference model in Python: every
   return value, ready/sufficient decision and every release time and amount;
-* the ring invariants: 1 <= size <= max <= capacity of the object, release
+* the ring invariants: 1 <= size <= max <= the object's capacity and
+  CONFIG_MAX_REFILLS (kernel/include/config.h), release
   times non-decreasing from head to tail, amounts summing to the budget, the
   head at least MIN_BUDGET, the head ending before the next release (and
   refill_valid() agrees);
@@ -34,6 +35,7 @@ every operation it checks:
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -51,8 +53,18 @@ CFLAGS = [
     "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
     "-fno-omit-frame-pointer", "-DKAIROS_FLAVOUR_DEBUG",
 ]
-U32_MAX = 2**32 - 1
 HEADER = 96
+
+
+def config_max_refills() -> int:
+    """CONFIG_MAX_REFILLS as kernel/include/config.h defines it."""
+    text = (KINC / "config.h").read_text()
+    m = re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", text, re.M)
+    assert m, "kernel/include/config.h defines no CONFIG_MAX_REFILLS"
+    return int(m.group(1))
+
+
+MAX_REFILLS = config_max_refills()
 
 
 def us_to_ticks(us: int, hz: int) -> int:
@@ -61,6 +73,11 @@ def us_to_ticks(us: int, hz: int) -> int:
 
 def capacity(size_bits: int) -> int:
     return (2**size_bits - HEADER) // 16
+
+
+def max_for_size(size_bits: int) -> int:
+    """The most refills ConfigureFlags accepts for a 2^size_bits context."""
+    return min(capacity(size_bits), MAX_REFILLS)
 
 
 # --------------------------------------------------------------------------
@@ -163,7 +180,7 @@ class Model:
     def new(self, max_refills, budget, period, now, sporadic=None):
         rr = period in (0, budget)
         self.budget, self.period = budget, 0 if rr else period
-        self.max = 2 if rr else min(max(max_refills, 2), U32_MAX)
+        self.max = 2 if rr else min(max(max_refills, 2), MAX_REFILLS)
         self.r = [[now, budget]] + ([[now, 0]] if rr else [])
         if sporadic is not None:
             self.sporadic = sporadic
@@ -175,7 +192,7 @@ class Model:
         t, a = self.r[0]
         t = max(t, now)
         self.budget, self.period = budget, 0 if rr else period
-        self.max = 2 if rr else min(max(max_refills, 2), U32_MAX)
+        self.max = 2 if rr else min(max(max_refills, 2), MAX_REFILLS)
         if a >= budget:
             self.r = [[t, budget]] + ([[t, 0]] if rr else [])
         else:
@@ -291,7 +308,7 @@ def check_state(s: State, m: Model, size_bits: int, now: int, ret: bool, where: 
     assert s.ret == ret, f"{where}: returned {s.ret}, model {ret}"
     assert s.ready == m.ready(now) and s.sufficient == m.sufficient(0), where
     # Ring invariants (and refill_valid agrees).
-    assert 1 <= s.count <= s.max <= capacity(size_bits), where
+    assert 1 <= s.count <= s.max <= max_for_size(size_bits), where
     assert s.head < s.max, where
     times = [t for t, _ in s.refills]
     assert times == sorted(times), f"{where}: release times out of order {s.refills}"
@@ -337,7 +354,7 @@ class Sim:
         self.epoch_start = self.now
         self.blocked = True
         self.size_bits = self.pick(7, 10)
-        self.cap = capacity(self.size_bits)
+        self.cap = max_for_size(self.size_bits)
         self.max_overrun = self.m.w  # one kernel entry: at most the kernel WCET
 
     # Parameters of a configuration of the kind under test.
@@ -348,7 +365,7 @@ class Sim:
             period = self.rng.choice([0, budget])
         else:
             period = self.pick(budget + 1, 8 * budget + 4 * m.min)
-        extra = self.pick(0, min(self.cap - 2, 12))
+        extra = self.pick(0, self.cap - 2)
         return budget, period, extra + 2
 
     def pick(self, lo: int, hi: int) -> int:
@@ -593,9 +610,31 @@ def script(harness, *cmds: str) -> list[State]:
 
 def test_capacity(harness):
     """(2^b - 96) / 16 refills (behaviour.md (j)): 2 for 2^7, 10 for 2^8; the
-    ring of a 2^7 object holds exactly MIN_REFILLS."""
-    out = harness.run([f"K {b}" for b in (7, 8, 9, 10, 38)])
-    assert [int(x) for x in out] == [2, 10, 26, 58, (2**38 - 96) // 16]
+    ring of a 2^7 object holds exactly MIN_REFILLS. A context may be
+    configured with at most CONFIG_MAX_REFILLS of them."""
+    sizes = (7, 8, 9, 10, 38)
+    out = [tuple(int(x) for x in line.split()) for line in harness.run([f"K {b}" for b in sizes])]
+    assert [c for c, _ in out] == [2, 10, 26, 58, (2**38 - 96) // 16]
+    assert [m for _, m in out] == [min(c, MAX_REFILLS) for c, _ in out]
+    assert out[0][1] == 2 and out[-1][1] == MAX_REFILLS
+
+
+def test_ring_never_exceeds_max_refills(harness):
+    """A request for more refills than CONFIG_MAX_REFILLS (which
+    ConfigureFlags refuses) still gets a ring of at most that many, also from
+    refill_update; and a history that splits the head at every step fills the
+    ring up to exactly that many, never more (the loops' WCET bound)."""
+    big = MAX_REFILLS + 50
+    s = script(harness, f"N 12 {big} 1000 100000 1 0", f"U 100000 1000 {big} 0")
+    assert s[0].max == MAX_REFILLS and s[1].max == MAX_REFILLS
+    cmds = [f"N 12 {big} 4000 100000 1 0"]
+    now = 0
+    for _ in range(3 * MAX_REFILLS):
+        cmds += [f"B {now}", f"C 200 {now + 200}"]  # a chunk of MIN_BUDGET, then preempted
+        now += 1000
+    s = script(harness, *cmds)
+    counts = [x.count for x in s]
+    assert max(counts) == MAX_REFILLS, counts
 
 
 def test_at_least_two_refills(harness):
@@ -744,3 +783,13 @@ def test_refill_source_builds_freestanding(tmp_path):
     undefined = set(subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True,
                                    check=True).stdout.split()) - {"U"}
     assert undefined <= {"us_to_ticks"}, undefined
+
+
+def test_user_library_knows_the_refill_cap():
+    """The user library's KAIROS_MAX_REFILLS (what the on-target tests
+    expect in the ConfigureFlags RangeError) is the kernel's
+    CONFIG_MAX_REFILLS."""
+    text = (ROOT / "user/lib/include/kairos/kairos.h").read_text()
+    m = re.search(r"^#define KAIROS_MAX_REFILLS (\d+)\b", text, re.M)
+    assert m, "user/lib/include/kairos/kairos.h defines no KAIROS_MAX_REFILLS"
+    assert int(m.group(1)) == MAX_REFILLS

@@ -7,7 +7,8 @@
  *
  * Loop bounds: every loop below runs at most refill_count times (each
  * iteration pops or visits one refill), and refill_count <= refill_max <=
- * refill_capacity(size_bits), fixed by the object's size. No loop depends on
+ * CONFIG_MAX_REFILLS, which clamp_max enforces whatever the caller asks
+ * (kernel/wcet-annotations.toml bounds the loops by it). No loop depends on
  * the size of `usage` or on time. */
 #include <refill.h>
 #include <timer.h>
@@ -43,15 +44,14 @@ static void add_tail(struct sched_context *sc, struct refill r)
 
 static u32 clamp_max(word_t max_refills)
 {
-    /* refill_max is a u32: a ring of 2^32 - 1 refills is far more than any
-     * context needs, so a larger request (possible only for objects over
-     * 2^36 bytes) uses that many and leaves the rest of the object unused.
-     * Fewer than two is never asked for (ConfigureFlags adds two to
+    /* ConfigureFlags never asks for more than CONFIG_MAX_REFILLS (nor more
+     * than the object holds); the clamp keeps the loop bounds true whatever
+     * the caller. Fewer than two is never asked for (it adds two to
      * extra_refills) and every object holds two; with one, a split would
      * have to merge the used chunk into the head itself. */
     if (max_refills < REFILL_MIN_REFILLS)
         return REFILL_MIN_REFILLS;
-    return max_refills > 0xffffffffu ? 0xffffffffu : (u32)max_refills;
+    return max_refills > CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;
 }
 
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now)

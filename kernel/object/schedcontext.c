@@ -15,11 +15,8 @@
 
 void sched_context_init(struct sched_context *sc, u32 size_bits)
 {
-    word_t cap = sc_refill_capacity(size_bits);
     sc->size_bits = size_bits;
-    /* Saturated: only bookkeeping; the ConfigureFlags check uses the exact
-     * sc_refill_capacity(). */
-    sc->refill_max = cap > 0xffffffffu ? 0xffffffffu : (u32)cap;
+    sc->refill_max = refill_max_for_size(size_bits); /* until configured: the most it may hold */
     sc->budget = 0;
     sc->period = 0;
     sc->refill_count = 0;
@@ -85,7 +82,7 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
     u64 budget = us_to_ticks(budget_us);
     /* Round robin when budget == period (refill.h stores it as period 0). */
     u64 period = budget_us == period_us ? budget : us_to_ticks(period_us);
-    word_t max_refills = extra_refills + MIN_REFILLS; /* checked against the object's capacity */
+    word_t max_refills = extra_refills + REFILL_MIN_REFILLS; /* checked: refill_max_for_size */
     struct tcb *t = sc->tcb;
     /* If it is running, what it used so far is charged under the old
      * parameters; the next exit re-checks its budget and, if it still runs,

@@ -51,3 +51,25 @@ def test_kernel_entries_have_bounds(tmp_path: Path, model: str) -> None:
     assert ir["bound_cycles"] == ir["longest_masked_cycles"] + ir["interrupt_entry_cycles"]
     assert ir["longest_masked_cycles"] == max(bounds["trap_entry@handle_syscall"],
                                               bounds["trap_entry@handle_exception"])
+
+
+def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
+    """The refill loops' annotations are derived from CONFIG_MAX_REFILLS
+    (kernel/include/config.h), the cap ConfigureFlags enforces: a loop that
+    may visit every refill runs its header at most CONFIG_MAX_REFILLS + 1
+    times, one that pops all but one at most CONFIG_MAX_REFILLS. A changed
+    cap without changed annotations fails here."""
+    import re
+    import tomllib
+    config = (ROOT / "kernel" / "include" / "config.h").read_text()
+    m = re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", config, re.M)
+    assert m, "kernel/include/config.h defines no CONFIG_MAX_REFILLS"
+    cap = int(m.group(1))
+    loops = tomllib.loads(ANNOTATIONS.read_text())["loop"]
+    refill = {(l["function"], l.get("line")): l["max"] for l in loops
+              if l["function"] in ("merge_overlapping", "refill_budget_check")}
+    assert refill == {("merge_overlapping", "refill.c:88"): cap,
+                      ("refill_budget_check", "refill.c:187"): cap + 1,
+                      ("refill_budget_check", "refill.c:229"): cap}
+    assert all("ASSUMPTION" not in l.get("note", "") for l in loops
+               if l["function"] in ("merge_overlapping", "refill_budget_check"))
