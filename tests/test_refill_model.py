@@ -185,9 +185,12 @@ class Model:
         if sporadic is not None:
             self.sporadic = sporadic
 
-    def update(self, period, budget, max_refills, now):
+    def update(self, period, budget, max_refills, usage, now):
         if not self.r:
             return self.new(max_refills, budget, period, now)
+        # The running context's usage since its last charge is charged
+        # first (refill.c does the same to the head in O(1)).
+        self.budget_check(usage, now)
         rr = period in (0, budget)
         t, a = self.r[0]
         t = max(t, now)
@@ -402,17 +405,29 @@ class Sim:
 
     def configure(self, first=False):
         budget, period, maxr = self.params()
+        update = not first and self.coin()
+        usage = 0
+        if update and self.coin():
+            # The running context reconfigures itself after using part of
+            # its head (the entry found at least MIN_BUDGET left); that run
+            # belongs to the configuration before.
+            self.wake()
+            usage = self.pick(0, self.m.r[0][1] - self.m.min)
+            start = self.now
+            self.now += usage
+            if usage:
+                self.runs.append((start, self.now))
         if not first:
             self.end_epoch()
-        if first or not self.coin():
+        if not update:
             sp = self.sporadic_flag()
             self.m.new(maxr, budget, period, self.now, sp)
             self.op(f"N {self.size_bits} {maxr} {budget} {period} {int(sp)} {self.now}", False, "new")
         else:
             before_ready = sum(a for t, a in self.m.r if t <= self.now + self.m.w)
-            old_head = self.m.r[0][1] if self.m.ready(self.now) else 0
-            self.m.update(period, budget, maxr, self.now)
-            self.op(f"U {period} {budget} {maxr} {self.now}", False, "update")
+            old_head = self.m.r[0][1] - usage if self.m.ready(self.now) else 0
+            self.m.update(period, budget, maxr, usage, self.now)
+            self.op(f"U {period} {budget} {maxr} {usage} {self.now}", False, "update")
             # No more time at once than the old head held (§8 item 13); a
             # round-robin tail is time used, not time to come.
             if self.m.rr():
@@ -625,7 +640,7 @@ def test_ring_never_exceeds_max_refills(harness):
     refill_update; and a history that splits the head at every step fills the
     ring up to exactly that many, never more (the loops' WCET bound)."""
     big = MAX_REFILLS + 50
-    s = script(harness, f"N 12 {big} 1000 100000 1 0", f"U 100000 1000 {big} 0")
+    s = script(harness, f"N 12 {big} 1000 100000 1 0", f"U 100000 1000 {big} 0 0")
     assert s[0].max == MAX_REFILLS and s[1].max == MAX_REFILLS
     cmds = [f"N 12 {big} 4000 100000 1 0"]
     now = 0
@@ -740,9 +755,23 @@ def test_update_defers_extra_budget(harness):
     budget at once; pending refills are dropped; a smaller budget trims the
     head."""
     s = script(harness, "N 8 4 1000 10000 1 0", "B 0", "C 400 400",
-               "U 20000 3000 6 500", "U 20000 300 6 600")
+               "U 20000 3000 6 0 500", "U 20000 300 6 0 600")
     assert s[3].refills == [(500, 600), (20500, 2400)] and s[3].max == 6
     assert s[4].refills == [(600, 300)]
+
+
+def test_update_of_the_running_context_takes_its_usage_off_the_head(harness):
+    """The scheduler reconfigures a running context without charging it
+    first: refill_update takes the usage since the last charge off the head
+    (its release moves on by it, sporadic; the slice shrinks, round robin),
+    which is what a charge followed by the update gives."""
+    s = script(harness, "N 8 4 1000 10000 1 0", "B 0", "U 20000 3000 6 300 300")
+    assert s[2].refills == [(300, 700), (20300, 2300)]
+    charged = script(harness, "N 8 4 1000 10000 1 0", "B 0", "C 300 300", "U 20000 3000 6 0 300")
+    assert charged[3].refills == s[2].refills
+    # Round robin before: the slice shrinks, the release stays (then now).
+    s = script(harness, "N 8 4 1000 1000 0 0", "U 20000 3000 6 300 300")
+    assert s[1].refills == [(300, 700), (20300, 2300)]
 
 
 def test_starved_context_catches_up_without_switch_check(harness):

@@ -111,9 +111,12 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
 /* Reconfigure a context that is in use (bound to a runnable thread) without
  * giving it more than the old head allowed now: pending refills are dropped,
  * the head is kept (trimmed to the new budget), and any extra budget comes
- * one new period after the head's release. */
+ * one new period after the head's release. `usage`: what the context used
+ * since it was last charged (it is running; 0 otherwise), taken off the head
+ * exactly as refill_budget_check would, given that the head is ready and
+ * holds usage + MIN_BUDGET (the scheduler's entry check). */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
-                   u64 now);
+                   u64 usage, u64 now);
 
 /* The head refill may be used at `now`: released, or due within one kernel
  * WCET (not worth a timer interrupt). */
@@ -161,8 +164,25 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * sporadic context gives up the rest of its head refill (charged as used,
  * back one period after the head's release). Returns refill_budget_check's
  * value (true: the thread goes to the back of its queue, or to the release
- * queue if the new head is not ready). Consumed must count `usage` only. */
+ * queue if the new head is not ready). Consumed must count `usage` only.
+ * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
+ * the scheduler charges that way, with its one call of the charge. */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
+static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
+{
+    if (sc->refill_count == 0)
+        return usage;
+    u64 head = refill_head(sc)->amount;
+    /* Round robin: the slice is refilled (charging all of it does that). */
+    if (refill_round_robin(sc))
+        return head;
+    /* Sporadic: the rest of the head is given up, charged as if used. A head
+     * not yet released is not the yielder's to give up (a running thread's
+     * head is always ready; this only guards a misuse). */
+    if (!refill_ready(sc, now))
+        return usage;
+    return usage > head ? usage : head;
+}
 
 /* The ring invariants (for the Check flavour's invariant checker and the
  * tests): 1 <= size <= max, release times non-decreasing from head to tail,

@@ -50,7 +50,8 @@ void sched_context_unbind_tcb(struct sched_context *sc)
     struct tcb *t = sc->tcb;
     if (!t)
         return;
-    sched_forget_sc(sc);
+    /* If sc is running it stays the current SC until the exit charges it
+     * (its thread no longer runs on it, so the exit switches away). */
     sched_dequeue(t);
     t->sc = NULL;
     sc->tcb = NULL;
@@ -71,7 +72,7 @@ void sched_context_finalise(struct sched_context *sc)
     sched_context_unbind_tcb(sc);
     sched_context_unbind_notification(sc);
     sched_context_complete_yield_to(sc->yield_from); /* as seL4: the yielder gets the time so far */
-    sched_forget_sc(sc);
+    (void)sched_stop_charging(sc); /* its refills die with it: nothing to charge */
 }
 
 /* SchedControl_ConfigureFlags, after its checks (schedcontrol.c). */
@@ -84,17 +85,18 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
     u64 period = budget_us == period_us ? budget : us_to_ticks(period_us);
     word_t max_refills = extra_refills + REFILL_MIN_REFILLS; /* checked: refill_max_for_size */
     struct tcb *t = sc->tcb;
-    /* If it is running, what it used so far is charged under the old
-     * parameters; the next exit re-checks its budget and, if it still runs,
-     * starts it again (refill_unblock_check). A queued thread is re-queued
-     * below, since its head refill may change. */
-    sched_forget_sc(sc);
+    /* If it is running, what it used so far is taken off its head under the
+     * old parameters (the entry found the head ready and sufficient for it);
+     * the next exit re-checks its budget and, if it still runs, starts it
+     * again (refill_unblock_check). A queued thread is re-queued below,
+     * since its head refill may change. */
+    u64 used = sched_stop_charging(sc);
     if (t)
         sched_dequeue(t);
     if (t && thread_is_runnable(t) && sc_configured(sc) && budget_us != period_us)
         /* In use: keep the bandwidth it had (no more at once than the old
          * head; extra budget one new period later). */
-        refill_update(sc, period, budget, max_refills, now);
+        refill_update(sc, period, budget, max_refills, used, now);
     else
         refill_new(sc, max_refills, budget, period, now);
     sc->badge = badge;

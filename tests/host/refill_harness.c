@@ -9,7 +9,7 @@
  *   K size_bits                            -> "<refill_capacity> <refill_max_for_size>"
  *   N size_bits max budget period sporadic now
  *                                          new object, refill_new
- *   U period budget max now                refill_update
+ *   U period budget max usage now          refill_update
  *   C usage now                            refill_budget_check
  *   B now                                  refill_unblock_check
  *   Y usage now                            refill_yield
@@ -89,9 +89,9 @@ int main(void)
             break;
         }
         case 'U':
-            if (n != 4 || !sc) goto bad;
-            refill_update(sc, a, b, c, d);
-            dump(0, d);
+            if (n != 5 || !sc) goto bad;
+            refill_update(sc, a, b, c, d, e);
+            dump(0, e);
             break;
         case 'C':
             if (n != 2 || !sc) goto bad;

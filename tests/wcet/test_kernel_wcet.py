@@ -67,9 +67,9 @@ def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
     cap = int(m.group(1))
     loops = tomllib.loads(ANNOTATIONS.read_text())["loop"]
     refill = {(l["function"], l.get("line")): l["max"] for l in loops
-              if l["function"] in ("merge_overlapping", "refill_budget_check")}
+              if l["function"] in ("merge_overlapping", "sporadic_charge")}
     assert refill == {("merge_overlapping", "refill.c:88"): cap,
-                      ("refill_budget_check", "refill.c:187"): cap + 1,
-                      ("refill_budget_check", "refill.c:229"): cap}
+                      ("sporadic_charge", "refill.c:184"): cap + 1,
+                      ("sporadic_charge", "refill.c:226"): cap}
     assert all("ASSUMPTION" not in l.get("note", "") for l in loops
-               if l["function"] in ("merge_overlapping", "refill_budget_check"))
+               if l["function"] in ("merge_overlapping", "sporadic_charge"))
