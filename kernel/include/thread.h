@@ -106,6 +106,8 @@ static ALWAYS_INLINE void thread_activate_vspace(struct tcb *t)
     else
         vspace_activate(kptr_to_paddr(kernel_root_pt), 0);
 }
+/* Boot: prepare the idle thread, which runs when no thread can (thread.c). */
+void thread_init_idle(void);
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);
 /* sc is being reconfigured or deleted: if it is the current SC it stops

@@ -425,8 +425,9 @@ void thread_forget(struct tcb *t)
 }
 
 /* Threads whose head refill is now ready go to the tail of their priority.
- * One iteration per released thread (each leaves the queue). */
-static void release_ready_threads(void)
+ * One iteration per released thread (each leaves the queue). Out of line:
+ * the WCET annotation bounds its loop by function name. */
+static NOINLINE void release_ready_threads(void)
 {
     struct sched_node *n = NODE;
     while (n->release_head && refill_ready(n->release_head->sc, n->stamp)) {
@@ -552,21 +553,36 @@ u64 sched_debug_counter(word_t id)
     }
 }
 
-/* Nothing is runnable: wait for interrupts until something is. Bounded
- * per interrupt; idle time is charged to no context (cur_sc is NULL: the
- * exit charged it before coming here). */
-static NOINLINE struct tcb *idle_until_runnable(void)
+/* The idle thread (seL4's): a TCB of the kernel's own, in no queue and
+ * with no SC, whose context waits for interrupts in supervisor mode with
+ * interrupts enabled (machine_init_idle_context). kernel_exit switches to
+ * it when nothing can run, so no kernel path contains a wait: the wait is
+ * outside the kernel, and an interrupt is a kernel entry like any other.
+ * While it runs, current_thread is NULL (no thread of the system runs) and
+ * no SC is charged. */
+static struct tcb idle_thread;
+
+void thread_init_idle(void)
 {
-    struct tcb *next = NULL;
-    while (!next) {
-        current_thread = NULL;
-        set_next_timeout();
-        machine_wait_for_interrupt();
-        handle_pending_interrupts();
-        release_ready_threads();
-        next = choose_thread(NULL);
-    }
-    return next;
+    idle_thread.state = THREAD_IDLE;
+    machine_init_idle_context(&idle_thread.ctx);
+    thread_set_name(&idle_thread, "idle", 4);
+}
+
+/* Nothing can run: leave the kernel into the idle thread, with the timer
+ * armed for the earliest release. Idle time is charged to no context
+ * (cur_sc is NULL: kernel_exit charged it before coming here). It runs on
+ * the kernel's own address space (its VSpace slot is empty), so the one of
+ * a thread deleted meanwhile is never in use. Every wait starts the loop
+ * afresh. */
+static NORETURN NOINLINE void switch_to_idle(void)
+{
+    struct tcb *idle = &idle_thread;
+    current_thread = NULL;
+    set_next_timeout();
+    thread_activate_vspace(idle);
+    machine_init_idle_context(&idle->ctx);
+    restore_user_context(&idle->ctx);
 }
 
 /* SC switch, after the outgoing SC was charged: the incoming one starts
@@ -620,10 +636,8 @@ void kernel_exit(void)
         if (likely(next))
             start_sc(n, next->sc, since);
     }
-    if (unlikely(!next)) {
-        next = idle_until_runnable();
-        start_sc(n, next->sc, read_instret());
-    }
+    if (unlikely(!next))
+        switch_to_idle();
     set_next_timeout();
 
     if (unlikely(next->yield_to != NULL))
