@@ -12,10 +12,9 @@
 
 #define SC_FLAG_SPORADIC 1ul /* ConfigureFlags flags bit 0 (seL4_SchedContext_Sporadic) */
 
-/* Prepare a new scheduling context in zeroed memory: unconfigured (budget 0,
- * grants no time), unbound, ring capacity from its size.
- * For the Untyped code: call this from create_object for OBJ_SCHED_CONTEXT
- * (it replaces a local initialiser there). */
+/* Prepare a new scheduling context in zeroed memory (it relies on that):
+ * unconfigured (budget 0, grants no time), unbound, ring size from its
+ * size. create_object calls it for OBJ_SCHED_CONTEXT. */
 void sched_context_init(struct sched_context *sc, u32 size_bits);
 
 /* Has ConfigureFlags given this context any time? */
@@ -26,6 +25,9 @@ bool sc_released(const struct sched_context *sc);
 
 /* Bind sc and t (both unbound); t enters the scheduler if it can run. */
 void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t);
+/* The same without entering the scheduler, for a caller that schedules t
+ * itself right after (one thread_schedule per wake-up). */
+void sched_context_link_tcb(struct sched_context *sc, struct tcb *t);
 /* Unbind sc from its thread (if any); the thread leaves the scheduler. */
 void sched_context_unbind_tcb(struct sched_context *sc);
 /* SchedControl_ConfigureFlags after its checks: budget and period in µs

@@ -15,12 +15,11 @@
 
 void sched_context_init(struct sched_context *sc, u32 size_bits)
 {
+    /* The memory is zero (untyped.c, boot_alloc): budget 0 (unconfigured),
+     * no refills, unbound. Only the non-zero fields are written, which for
+     * a Retype of many contexts is most of the work. */
     sc->size_bits = size_bits;
     sc->refill_max = refill_max_for_size(size_bits); /* until configured: the most it may hold */
-    sc->budget = 0;
-    sc->period = 0;
-    sc->refill_count = 0;
-    sc->refill_head = 0;
 }
 
 void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb *t)
@@ -38,10 +37,15 @@ void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb
     t->sc = sc;
 }
 
-void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t)
+void sched_context_link_tcb(struct sched_context *sc, struct tcb *t)
 {
     sc->tcb = t;
     t->sc = sc;
+}
+
+void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t)
+{
+    sched_context_link_tcb(sc, t);
     thread_schedule(t);
 }
 
