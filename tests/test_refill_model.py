@@ -17,7 +17,8 @@ every operation it checks:
 
 * agreement with `Model`, a list-based reference model in Python: every
   return value, ready/sufficient decision and every release time and amount;
-* the ring invariants: 1 <= size <= max <= capacity of the object, release
+* the ring invariants: 1 <= size <= max <= the object's capacity and
+  CONFIG_MAX_REFILLS (kernel/include/config.h), release
   times non-decreasing from head to tail, amounts summing to the budget, the
   head at least MIN_BUDGET, the head ending before the next release (and
   refill_valid() agrees);
@@ -34,6 +35,7 @@ every operation it checks:
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -51,8 +53,18 @@ CFLAGS = [
     "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
     "-fno-omit-frame-pointer", "-DKAIROS_FLAVOUR_DEBUG",
 ]
-U32_MAX = 2**32 - 1
 HEADER = 96
+
+
+def config_max_refills() -> int:
+    """CONFIG_MAX_REFILLS as kernel/include/config.h defines it."""
+    text = (KINC / "config.h").read_text()
+    m = re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", text, re.M)
+    assert m, "kernel/include/config.h defines no CONFIG_MAX_REFILLS"
+    return int(m.group(1))
+
+
+MAX_REFILLS = config_max_refills()
 
 
 def us_to_ticks(us: int, hz: int) -> int:
@@ -61,6 +73,11 @@ def us_to_ticks(us: int, hz: int) -> int:
 
 def capacity(size_bits: int) -> int:
     return (2**size_bits - HEADER) // 16
+
+
+def max_for_size(size_bits: int) -> int:
+    """The most refills ConfigureFlags accepts for a 2^size_bits context."""
+    return min(capacity(size_bits), MAX_REFILLS)
 
 
 # --------------------------------------------------------------------------
@@ -163,19 +180,22 @@ class Model:
     def new(self, max_refills, budget, period, now, sporadic=None):
         rr = period in (0, budget)
         self.budget, self.period = budget, 0 if rr else period
-        self.max = 2 if rr else min(max(max_refills, 2), U32_MAX)
+        self.max = 2 if rr else min(max(max_refills, 2), MAX_REFILLS)
         self.r = [[now, budget]] + ([[now, 0]] if rr else [])
         if sporadic is not None:
             self.sporadic = sporadic
 
-    def update(self, period, budget, max_refills, now):
+    def update(self, period, budget, max_refills, usage, now):
         if not self.r:
             return self.new(max_refills, budget, period, now)
+        # The running context's usage since its last charge is charged
+        # first (refill.c does the same to the head in O(1)).
+        self.budget_check(usage, now)
         rr = period in (0, budget)
         t, a = self.r[0]
         t = max(t, now)
         self.budget, self.period = budget, 0 if rr else period
-        self.max = 2 if rr else min(max(max_refills, 2), U32_MAX)
+        self.max = 2 if rr else min(max(max_refills, 2), MAX_REFILLS)
         if a >= budget:
             self.r = [[t, budget]] + ([[t, 0]] if rr else [])
         else:
@@ -291,7 +311,7 @@ def check_state(s: State, m: Model, size_bits: int, now: int, ret: bool, where: 
     assert s.ret == ret, f"{where}: returned {s.ret}, model {ret}"
     assert s.ready == m.ready(now) and s.sufficient == m.sufficient(0), where
     # Ring invariants (and refill_valid agrees).
-    assert 1 <= s.count <= s.max <= capacity(size_bits), where
+    assert 1 <= s.count <= s.max <= max_for_size(size_bits), where
     assert s.head < s.max, where
     times = [t for t, _ in s.refills]
     assert times == sorted(times), f"{where}: release times out of order {s.refills}"
@@ -337,7 +357,7 @@ class Sim:
         self.epoch_start = self.now
         self.blocked = True
         self.size_bits = self.pick(7, 10)
-        self.cap = capacity(self.size_bits)
+        self.cap = max_for_size(self.size_bits)
         self.max_overrun = self.m.w  # one kernel entry: at most the kernel WCET
 
     # Parameters of a configuration of the kind under test.
@@ -348,7 +368,7 @@ class Sim:
             period = self.rng.choice([0, budget])
         else:
             period = self.pick(budget + 1, 8 * budget + 4 * m.min)
-        extra = self.pick(0, min(self.cap - 2, 12))
+        extra = self.pick(0, self.cap - 2)
         return budget, period, extra + 2
 
     def pick(self, lo: int, hi: int) -> int:
@@ -385,17 +405,29 @@ class Sim:
 
     def configure(self, first=False):
         budget, period, maxr = self.params()
+        update = not first and self.coin()
+        usage = 0
+        if update and self.coin():
+            # The running context reconfigures itself after using part of
+            # its head (the entry found at least MIN_BUDGET left); that run
+            # belongs to the configuration before.
+            self.wake()
+            usage = self.pick(0, self.m.r[0][1] - self.m.min)
+            start = self.now
+            self.now += usage
+            if usage:
+                self.runs.append((start, self.now))
         if not first:
             self.end_epoch()
-        if first or not self.coin():
+        if not update:
             sp = self.sporadic_flag()
             self.m.new(maxr, budget, period, self.now, sp)
             self.op(f"N {self.size_bits} {maxr} {budget} {period} {int(sp)} {self.now}", False, "new")
         else:
             before_ready = sum(a for t, a in self.m.r if t <= self.now + self.m.w)
-            old_head = self.m.r[0][1] if self.m.ready(self.now) else 0
-            self.m.update(period, budget, maxr, self.now)
-            self.op(f"U {period} {budget} {maxr} {self.now}", False, "update")
+            old_head = self.m.r[0][1] - usage if self.m.ready(self.now) else 0
+            self.m.update(period, budget, maxr, usage, self.now)
+            self.op(f"U {period} {budget} {maxr} {usage} {self.now}", False, "update")
             # No more time at once than the old head held (§8 item 13); a
             # round-robin tail is time used, not time to come.
             if self.m.rr():
@@ -593,9 +625,31 @@ def script(harness, *cmds: str) -> list[State]:
 
 def test_capacity(harness):
     """(2^b - 96) / 16 refills (behaviour.md (j)): 2 for 2^7, 10 for 2^8; the
-    ring of a 2^7 object holds exactly MIN_REFILLS."""
-    out = harness.run([f"K {b}" for b in (7, 8, 9, 10, 38)])
-    assert [int(x) for x in out] == [2, 10, 26, 58, (2**38 - 96) // 16]
+    ring of a 2^7 object holds exactly MIN_REFILLS. A context may be
+    configured with at most CONFIG_MAX_REFILLS of them."""
+    sizes = (7, 8, 9, 10, 38)
+    out = [tuple(int(x) for x in line.split()) for line in harness.run([f"K {b}" for b in sizes])]
+    assert [c for c, _ in out] == [2, 10, 26, 58, (2**38 - 96) // 16]
+    assert [m for _, m in out] == [min(c, MAX_REFILLS) for c, _ in out]
+    assert out[0][1] == 2 and out[-1][1] == MAX_REFILLS
+
+
+def test_ring_never_exceeds_max_refills(harness):
+    """A request for more refills than CONFIG_MAX_REFILLS (which
+    ConfigureFlags refuses) still gets a ring of at most that many, also from
+    refill_update; and a history that splits the head at every step fills the
+    ring up to exactly that many, never more (the loops' WCET bound)."""
+    big = MAX_REFILLS + 50
+    s = script(harness, f"N 12 {big} 1000 100000 1 0", f"U 100000 1000 {big} 0 0")
+    assert s[0].max == MAX_REFILLS and s[1].max == MAX_REFILLS
+    cmds = [f"N 12 {big} 4000 100000 1 0"]
+    now = 0
+    for _ in range(3 * MAX_REFILLS):
+        cmds += [f"B {now}", f"C 200 {now + 200}"]  # a chunk of MIN_BUDGET, then preempted
+        now += 1000
+    s = script(harness, *cmds)
+    counts = [x.count for x in s]
+    assert max(counts) == MAX_REFILLS, counts
 
 
 def test_at_least_two_refills(harness):
@@ -701,9 +755,23 @@ def test_update_defers_extra_budget(harness):
     budget at once; pending refills are dropped; a smaller budget trims the
     head."""
     s = script(harness, "N 8 4 1000 10000 1 0", "B 0", "C 400 400",
-               "U 20000 3000 6 500", "U 20000 300 6 600")
+               "U 20000 3000 6 0 500", "U 20000 300 6 0 600")
     assert s[3].refills == [(500, 600), (20500, 2400)] and s[3].max == 6
     assert s[4].refills == [(600, 300)]
+
+
+def test_update_of_the_running_context_takes_its_usage_off_the_head(harness):
+    """The scheduler reconfigures a running context without charging it
+    first: refill_update takes the usage since the last charge off the head
+    (its release moves on by it, sporadic; the slice shrinks, round robin),
+    which is what a charge followed by the update gives."""
+    s = script(harness, "N 8 4 1000 10000 1 0", "B 0", "U 20000 3000 6 300 300")
+    assert s[2].refills == [(300, 700), (20300, 2300)]
+    charged = script(harness, "N 8 4 1000 10000 1 0", "B 0", "C 300 300", "U 20000 3000 6 0 300")
+    assert charged[3].refills == s[2].refills
+    # Round robin before: the slice shrinks, the release stays (then now).
+    s = script(harness, "N 8 4 1000 1000 0 0", "U 20000 3000 6 300 300")
+    assert s[1].refills == [(300, 700), (20300, 2300)]
 
 
 def test_starved_context_catches_up_without_switch_check(harness):
@@ -744,3 +812,13 @@ def test_refill_source_builds_freestanding(tmp_path):
     undefined = set(subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True,
                                    check=True).stdout.split()) - {"U"}
     assert undefined <= {"us_to_ticks"}, undefined
+
+
+def test_user_library_knows_the_refill_cap():
+    """The user library's KAIROS_MAX_REFILLS (what the on-target tests
+    expect in the ConfigureFlags RangeError) is the kernel's
+    CONFIG_MAX_REFILLS."""
+    text = (ROOT / "user/lib/include/kairos/kairos.h").read_text()
+    m = re.search(r"^#define KAIROS_MAX_REFILLS (\d+)\b", text, re.M)
+    assert m, "user/lib/include/kairos/kairos.h defines no KAIROS_MAX_REFILLS"
+    assert int(m.group(1)) == MAX_REFILLS

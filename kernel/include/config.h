@@ -33,6 +33,13 @@
 #define CONFIG_RESET_CHUNK_BITS 8
 #define CONFIG_TCB_NAME_LENGTH 64
 
+/* System parameter (docs/scheduling.md "Limits"): the most refills a
+ * scheduling context may hold. SchedControl_ConfigureFlags refuses
+ * extra_refills + 2 above it (seL4 allows up to the object's capacity), so
+ * every refill operation does at most this many steps, the bound the WCET
+ * analysis uses. At least 2: a sporadic context needs a head and a tail. */
+#define CONFIG_MAX_REFILLS 8
+
 /* Physical addresses at or above this are never handed out (seL4's
  * CONFIG_PADDR_USER_DEVICE_TOP for Sv39). */
 #define CONFIG_PADDR_USER_DEVICE_TOP (1ul << 39)

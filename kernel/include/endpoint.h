@@ -27,6 +27,11 @@ static inline bool reply_cap_can_grant(cap_t c) { return cap_field_a(c) & 1; }
  * t's SC may go to a receiver without one (Call, NBSendRecv, NBSendWait,
  * fault messages). */
 void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate);
+/* Send t's fault (t->fault, not FAULT_NULL) to the handler endpoint cap c:
+ * blocking, like a Call; the receiver gets the fault message directly
+ * (fault_transfer), the normal-message path is not involved. can_donate:
+ * a passive handler may run on t's SC (not for timeout faults). */
+void endpoint_send_fault(struct tcb *t, cap_t c, bool can_donate);
 /* The receive side (seL4's receiveIPC) for running thread t on endpoint
  * cap c (which has Read), with reply object r (NULL for Wait/NBWait). */
 void endpoint_receive(struct tcb *t, cap_t c, struct reply *r, bool blocking);

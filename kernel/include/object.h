@@ -113,7 +113,9 @@ _Static_assert(sizeof(struct tcb) <= (1u << TCB_BITS), "TCB fits its object");
 #define TCB_FLAG_FPU_DISABLED 1ul
 
 /* Scheduling context header. A 2^7-byte context must hold two 16-byte refills,
- * so the header is at most 96 bytes; the refill ring follows it. */
+ * so the header is at most 96 bytes (seL4's, whose size the ConfigureFlags
+ * RangeError reveals: refill.h refill_capacity); the refill ring follows it. */
+#define SC_HEADER_BYTES 96ul
 struct refill {
     u64 release_time; /* timer ticks */
     u64 amount;       /* timer ticks */
@@ -127,15 +129,18 @@ struct sched_context {
     struct notification *notification; /* bound notification (SchedContext_Bind) */
     void *reply;       /* head of the call stack (the IPC work's reply objects) */
     struct tcb *yield_from; /* thread that did YieldTo to this context */
-    u32 refill_max;    /* ring capacity, from the object size (saturated: the
-                        * ConfigureFlags check recomputes it from size_bits) */
+    u32 refill_max;    /* ring size: configured (refill_new), at most
+                        * refill_max_for_size(size_bits) <= CONFIG_MAX_REFILLS */
     u32 refill_head;   /* ring index of the head refill */
     u32 refill_count;  /* refills in use (0 until configured) */
     u32 size_bits;
     bool sporadic;     /* ConfigureFlags flag bit 0 */
 };
-_Static_assert(sizeof(struct sched_context) <= 96, "SC header at most 96 bytes");
-static inline struct refill *sc_refills(struct sched_context *sc) { return (struct refill *)((u8 *)sc + 96); }
+_Static_assert(sizeof(struct sched_context) <= SC_HEADER_BYTES, "SC header at most 96 bytes");
+static inline struct refill *sc_refills(struct sched_context *sc)
+{
+    return (struct refill *)((u8 *)sc + SC_HEADER_BYTES);
+}
 
 /* Notification object (2^6 bytes; kernel/object/notification.c). Idle:
  * nothing pending, nobody waiting. Waiting: threads queued, word unused.

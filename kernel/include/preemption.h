@@ -46,7 +46,8 @@ extern u64 debug_counters[NUM_DEBUG_COUNTERS];
 
 /* Kernel-entry length measurement (check flavour): instret is stamped at
  * entry, at every preemption point and at exit; time in the invariant checker
- * and idling in wfi is left out. COUNTER_LONGEST_ENTRY_INSTRET keeps the
+ * is left out (idling is not kernel time: the idle thread waits outside the
+ * kernel). COUNTER_LONGEST_ENTRY_INSTRET keeps the
  * longest stretch with no chance to take an interrupt (entry to first
  * preemption point, between points, last point to exit): the non-preemptible
  * length that bounds interrupt latency. COUNTER_LONGEST_ENTRY_SYSCALL is the

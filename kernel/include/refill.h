@@ -30,9 +30,13 @@
  *    tolerance is reached).
  *
  * Preconditions (the ConfigureFlags checks establish them): MIN_BUDGET <=
- * budget <= period (or period 0), 2 <= max_refills <= refill_capacity(size),
- * and times stay below 2^63 (a period is at most MAX_PERIOD_US, 2^61 ticks
- * at 10 MHz, so time + period does not overflow).
+ * budget <= period (or period 0), max_refills <= refill_max_for_size(size),
+ * and times stay below 2^63 (a period is at most REFILL_MAX_PERIOD_US, 2^61
+ * ticks at 10 MHz, so time + period does not overflow).
+ *
+ * Every loop here does at most CONFIG_MAX_REFILLS steps: a ring never holds
+ * more (refill_new and refill_update clamp to it, and ConfigureFlags refuses
+ * more), and each loop pops or visits one refill per step.
  */
 #ifndef KAIROS_REFILL_H
 #define KAIROS_REFILL_H
@@ -40,14 +44,16 @@
 #include <object.h>
 #include <types.h>
 
-/* seL4 MCS riscv64 numbers (shared/abi/behaviour.md (j)). */
+/* The limits of scheduling contexts, all here: seL4 MCS riscv64 numbers
+ * (shared/abi/behaviour.md (j)) and Kairos's refill cap (config.h). */
 #define REFILL_MIN_BUDGET_US 20ul  /* 2 x the kernel WCET constant: a donated
                                     * context must pay for an entry and an exit */
 #define REFILL_KERNEL_WCET_US 10ul /* the ready slack: a refill due within one
                                     * kernel WCET counts as released */
+#define REFILL_MAX_PERIOD_US 230584300921369395ul /* (2^64 - 1) / 10 / 8 */
 #define REFILL_MIN_REFILLS 2u      /* a ring never needs fewer; with one, the
                                     * App. B merge loop would pop the only refill */
-#define REFILL_SC_HEADER_BYTES 96ul
+_Static_assert(CONFIG_MAX_REFILLS >= REFILL_MIN_REFILLS, "a ring holds at least two refills");
 
 /* MIN_BUDGET and the ready slack in ticks (us_to_ticks of the numbers
  * above), computed once when the timer's rate is set (the conversion
@@ -58,11 +64,19 @@ static inline u64 refill_wcet(void) { return refill_wcet_ticks; }
 /* The timer's rate was set (timer_init): recompute the two above. */
 void refill_timebase_changed(void);
 
-/* Refills an SC object of 2^size_bits bytes holds after its header: the exact
- * value (up to 2^34 for the largest object; refill_max saturates at 2^32-1). */
+/* Refills an SC object of 2^size_bits bytes holds after its header (seL4's
+ * refill_absolute_max: 2 for 2^7, 10 for 2^8, up to 2^34). */
 static inline word_t refill_capacity(word_t size_bits)
 {
-    return ((1ul << size_bits) - REFILL_SC_HEADER_BYTES) / sizeof(struct refill);
+    return ((1ul << size_bits) - SC_HEADER_BYTES) / sizeof(struct refill);
+}
+
+/* The most refills a context of 2^size_bits bytes may be configured with:
+ * its capacity, and never more than CONFIG_MAX_REFILLS. */
+static inline u32 refill_max_for_size(word_t size_bits)
+{
+    word_t cap = refill_capacity(size_bits);
+    return cap < CONFIG_MAX_REFILLS ? (u32)cap : CONFIG_MAX_REFILLS;
 }
 
 /* Round robin: budget == period, or period 0 (how seL4 and the boot context
@@ -90,15 +104,19 @@ static inline struct refill *refill_tail(struct sched_context *sc)
 
 /* A fresh (or migrated) context: the whole budget available at `now`.
  * Round robin ignores max_refills and uses REFILL_MIN_REFILLS (seL4:
- * extra_refills is ignored). */
+ * extra_refills is ignored); otherwise the ring holds max_refills, kept
+ * within [REFILL_MIN_REFILLS, CONFIG_MAX_REFILLS]. */
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
 
 /* Reconfigure a context that is in use (bound to a runnable thread) without
  * giving it more than the old head allowed now: pending refills are dropped,
  * the head is kept (trimmed to the new budget), and any extra budget comes
- * one new period after the head's release. */
+ * one new period after the head's release. `usage`: what the context used
+ * since it was last charged (it is running; 0 otherwise), taken off the head
+ * exactly as refill_budget_check would, given that the head is ready and
+ * holds usage + MIN_BUDGET (the scheduler's entry check). */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
-                   u64 now);
+                   u64 usage, u64 now);
 
 /* The head refill may be used at `now`: released, or due within one kernel
  * WCET (not worth a timer interrupt). */
@@ -146,8 +164,25 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * sporadic context gives up the rest of its head refill (charged as used,
  * back one period after the head's release). Returns refill_budget_check's
  * value (true: the thread goes to the back of its queue, or to the release
- * queue if the new head is not ready). Consumed must count `usage` only. */
+ * queue if the new head is not ready). Consumed must count `usage` only.
+ * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
+ * the scheduler charges that way, with its one call of the charge. */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
+static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
+{
+    if (sc->refill_count == 0)
+        return usage;
+    u64 head = refill_head(sc)->amount;
+    /* Round robin: the slice is refilled (charging all of it does that). */
+    if (refill_round_robin(sc))
+        return head;
+    /* Sporadic: the rest of the head is given up, charged as if used. A head
+     * not yet released is not the yielder's to give up (a running thread's
+     * head is always ready; this only guards a misuse). */
+    if (!refill_ready(sc, now))
+        return usage;
+    return usage > head ? usage : head;
+}
 
 /* The ring invariants (for the Check flavour's invariant checker and the
  * tests): 1 <= size <= max, release times non-decreasing from head to tail,

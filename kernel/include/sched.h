@@ -29,6 +29,10 @@ struct sched_node {
     struct sched_context *cur_sc;
     u64 stamp;    /* time of the last kernel entry (ticks) */
     u64 consumed; /* used by cur_sc since it was last charged to its refills */
+    bool yielded; /* the current thread did seL4_Yield this entry (sched_yield) */
+#if CONFIG_INVARIANT_CHECKS
+    bool charged_this_entry; /* charge_current ran since the entry (at most once) */
+#endif
     /* What the timer is programmed for (NO_TIMEOUT: off): the earlier of
      * cur_sc's budget expiry and the release-queue head's release, as of
      * the last exit. */

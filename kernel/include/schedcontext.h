@@ -1,38 +1,20 @@
 /* Scheduling contexts (MCS): processor time as an object.
  *
- * This issue implements round-robin contexts (budget == period) and the
- * binding of contexts to threads; sporadic servers, the release queue and
- * timeout faults are the scheduling issue's. The object layout (object.h:
- * a header of at most 96 bytes, then the refill ring) is already the final
- * one, so that work only adds behaviour.
- *
- * Refill model used now: the head refill's `amount` is the budget left in
- * the current time slice; it is charged by thread.c at every kernel exit and
- * refilled to the full budget when it drops below MIN_BUDGET (the thread then
- * goes to the tail of its priority's queue). */
+ * The object is a header (object.h) followed by a ring of refills (refill.h:
+ * the sporadic-server arithmetic and the limits). This file's functions
+ * create, configure and bind contexts; the scheduler (thread.c) charges them
+ * (docs/scheduling.md). */
 #ifndef KAIROS_SCHEDCONTEXT_H
 #define KAIROS_SCHEDCONTEXT_H
 
 #include <object.h>
+#include <refill.h> /* the limits: MIN_BUDGET, MAX_PERIOD, refills per context */
 
-/* seL4 MCS riscv64 numbers (shared/abi/behaviour.md (j)). */
-#define MIN_BUDGET_US 20ul
-#define MAX_PERIOD_US 230584300921369395ul /* (2^64 - 1) / 10 / 8 */
-#define SC_HEADER_BYTES 96ul
-#define MIN_REFILLS 2ul
-#define SC_FLAG_SPORADIC 1ul
+#define SC_FLAG_SPORADIC 1ul /* ConfigureFlags flags bit 0 (seL4_SchedContext_Sporadic) */
 
-/* Refills an SC object of 2^size_bits bytes holds after its header (the
- * exact value, which may exceed the saturated refill_max field). */
-static inline word_t sc_refill_capacity(word_t size_bits)
-{
-    return ((1ul << size_bits) - SC_HEADER_BYTES) / sizeof(struct refill);
-}
-
-/* Prepare a new scheduling context in zeroed memory: unconfigured (budget 0,
- * grants no time), unbound, ring capacity from its size.
- * For the Untyped code: call this from create_object for OBJ_SCHED_CONTEXT
- * (it replaces a local initialiser there). */
+/* Prepare a new scheduling context in zeroed memory (it relies on that):
+ * unconfigured (budget 0, grants no time), unbound, ring size from its
+ * size. create_object calls it for OBJ_SCHED_CONTEXT. */
 void sched_context_init(struct sched_context *sc, u32 size_bits);
 
 /* Has ConfigureFlags given this context any time? */
@@ -43,6 +25,9 @@ bool sc_released(const struct sched_context *sc);
 
 /* Bind sc and t (both unbound); t enters the scheduler if it can run. */
 void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t);
+/* The same without entering the scheduler, for a caller that schedules t
+ * itself right after (one thread_schedule per wake-up). */
+void sched_context_link_tcb(struct sched_context *sc, struct tcb *t);
 /* Unbind sc from its thread (if any); the thread leaves the scheduler. */
 void sched_context_unbind_tcb(struct sched_context *sc);
 /* SchedControl_ConfigureFlags after its checks: budget and period in µs

@@ -13,8 +13,14 @@
 extern struct tcb *current_thread;
 
 static inline struct tcb *tcb_from_paddr(paddr_t p);
-/* sched_entry's slow part: the current SC's budget ran out (thread.c). */
-bool sched_entry_budget_exhausted(void);
+/* The current SC's budget ran out (the timer, or an entry in its last
+ * MIN_BUDGET): record the overrun (SCHED_COUNTER_OVERRUN_MAX_TICKS). */
+void sched_note_overrun(void);
+/* The same, noticed at a system call or exception: the entry's work is not
+ * done; kernel_exit charges the SC and moves the thread off the CPU (to its
+ * ready queue's tail, its timeout handler or the release queue), and the
+ * ecall or instruction is re-executed when the thread runs again. */
+NORETURN void sched_entry_budget_exhausted(void);
 /* Running or Restart: the thread wants the CPU. */
 bool thread_is_runnable(const struct tcb *t);
 /* Runnable and bound to a configured scheduling context: the thread may be
@@ -23,27 +29,32 @@ bool thread_is_schedulable(const struct tcb *t);
 /* Blocked on send, receive, reply or notification. */
 bool thread_is_blocked(const struct tcb *t);
 void thread_set_state(struct tcb *t, enum thread_state s);
-/* Kernel entry (every system call, exception and interrupt): stamp the
- * time, charging what passed since the last entry to the SC that ran, and
- * check that SC's budget. Returns false if it is used up: the thread has been
- * moved off the CPU (to its ready queue's tail, or to the release queue until
- * its next refill) and the entry's work must not be done (a system call is
- * re-executed from FaultIP when the thread runs again). */
-static ALWAYS_INLINE bool sched_entry(void)
+/* Every kernel entry first: stamp the time, adding what passed since the
+ * last entry to the SC that ran (it is charged to its refills at an exit,
+ * once), and check that SC's budget. Returns false if it is used up. */
+static ALWAYS_INLINE bool sched_stamp_entry(void)
 {
     struct sched_node *n = NODE;
     u64 now = machine_time();
     u64 delta = now - n->stamp;
     n->stamp = now;
+#if CONFIG_INVARIANT_CHECKS
+    n->charged_this_entry = false;
+#endif
     struct sched_context *sc = n->cur_sc;
     if (!sc)
         return true;
     sc->consumed += delta;
     n->consumed += delta;
     struct tcb *t = current_thread;
-    if (!t || t->sc != sc || (refill_ready(sc, now) && refill_sufficient(sc, n->consumed)))
-        return true;
-    return sched_entry_budget_exhausted();
+    return !t || t->sc != sc || (refill_ready(sc, now) && refill_sufficient(sc, n->consumed));
+}
+/* Kernel entry by a system call or exception: with the budget used up the
+ * entry ends here (sched_entry_budget_exhausted does not return). */
+static ALWAYS_INLINE void sched_entry(void)
+{
+    if (!sched_stamp_entry())
+        sched_entry_budget_exhausted();
 }
 /* Charge the last `ticks` of this kernel entry to no context (the check
  * flavour's invariant checker). */
@@ -52,7 +63,8 @@ void sched_skip_time(u64 ticks);
 u64 sched_now(void);
 /* seL4_Yield by the current thread t: a round-robin SC is refilled and t goes
  * behind its equals; a sporadic SC gives up the rest of its head refill and t
- * waits in the release queue unless the next refill is ready. */
+ * waits in the release queue unless the next refill is ready. Done by
+ * kernel_exit, with the entry's charge. */
 void sched_yield(struct tcb *t);
 /* Take t out of the ready or release queue it is in (if any). */
 void sched_dequeue(struct tcb *t);
@@ -94,11 +106,14 @@ static ALWAYS_INLINE void thread_activate_vspace(struct tcb *t)
     else
         vspace_activate(kptr_to_paddr(kernel_root_pt), 0);
 }
+/* Boot: prepare the idle thread, which runs when no thread can (thread.c). */
+void thread_init_idle(void);
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);
-/* The scheduler must stop charging sc (it is being unbound, reconfigured or
- * deleted): if it is running, what it used is charged to its refills now. */
-void sched_forget_sc(struct sched_context *sc);
+/* sc is being reconfigured or deleted: if it is the current SC it stops
+ * being charged, and what it used since its last charge is returned for the
+ * caller to account (refill_update) or drop (a deleted SC). 0 otherwise. */
+u64 sched_stop_charging(struct sched_context *sc);
 /* Leave the kernel: pick the thread to run and return to user mode in it. */
 NORETURN void kernel_exit(void);
 /* Handle whatever interrupts are pending, after stamping the time. Budget

@@ -342,6 +342,7 @@ static void create_root_task(paddr_t dtb_pa)
     bi->untyped.end = untyped_end;
 
     current_thread = tcb;
+    thread_init_idle();
     invariants_register_slots(root_cnode, 1ul << CONFIG_ROOT_CNODE_SIZE_BITS);
     invariants_register_slots(tcb->slots, TCB_NUM_SLOTS);
 }

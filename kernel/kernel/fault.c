@@ -82,7 +82,7 @@ void handle_fault(struct tcb *t, const struct fault *f)
         /* seL4's sendFaultIPC: a blocking send that counts as a Call and
          * may lend the thread's SC to a passive handler. */
         t->fault = *f;
-        endpoint_send(t, h, true, false, true);
+        endpoint_send_fault(t, h, true);
         return;
     }
     /* The release kernel prints nothing: a fault costs no console time there,
@@ -106,7 +106,7 @@ void handle_timeout_fault(struct tcb *t)
     struct fault f = fault_new(FAULT_TIMEOUT, t->ctx.fault_ip);
     t->fault = f;
     /* Never donates (h): the handler runs on its own time. */
-    endpoint_send(t, t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap, true, false, false);
+    endpoint_send_fault(t, t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap, false);
 }
 
 /* seL4_UserContext order: the registers a timeout-fault reply writes. */

@@ -7,7 +7,8 @@
  *
  * Loop bounds: every loop below runs at most refill_count times (each
  * iteration pops or visits one refill), and refill_count <= refill_max <=
- * refill_capacity(size_bits), fixed by the object's size. No loop depends on
+ * CONFIG_MAX_REFILLS, which clamp_max enforces whatever the caller asks
+ * (kernel/wcet-annotations.toml bounds the loops by it). No loop depends on
  * the size of `usage` or on time. */
 #include <refill.h>
 #include <timer.h>
@@ -43,15 +44,14 @@ static void add_tail(struct sched_context *sc, struct refill r)
 
 static u32 clamp_max(word_t max_refills)
 {
-    /* refill_max is a u32: a ring of 2^32 - 1 refills is far more than any
-     * context needs, so a larger request (possible only for objects over
-     * 2^36 bytes) uses that many and leaves the rest of the object unused.
-     * Fewer than two is never asked for (ConfigureFlags adds two to
+    /* ConfigureFlags never asks for more than CONFIG_MAX_REFILLS (nor more
+     * than the object holds); the clamp keeps the loop bounds true whatever
+     * the caller. Fewer than two is never asked for (it adds two to
      * extra_refills) and every object holds two; with one, a split would
      * have to merge the used chunk into the head itself. */
     if (max_refills < REFILL_MIN_REFILLS)
         return REFILL_MIN_REFILLS;
-    return max_refills > 0xffffffffu ? 0xffffffffu : (u32)max_refills;
+    return max_refills > CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;
 }
 
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now)
@@ -172,14 +172,11 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
     return true;
 }
 
-bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now)
+/* refill_budget_check for a sporadic context. Out of line so that the round
+ * robin charge, the common one, does not pay for the registers its loops
+ * need. */
+static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
-    if (sc->refill_count == 0 || usage == 0)
-        return false;
-    u64 min_budget = refill_min_budget();
-    if (refill_round_robin(sc))
-        return round_robin_charge(sc, usage, now, min_budget);
-
     bool used_up = false;
     /* Whole refills used up: each comes back one period after its release
      * (the time its use began: refill_unblock_check and the split keep the
@@ -235,6 +232,16 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now)
     return used_up;
 }
 
+bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now)
+{
+    if (sc->refill_count == 0 || usage == 0)
+        return false;
+    u64 min_budget = refill_min_budget();
+    if (refill_round_robin(sc))
+        return round_robin_charge(sc, usage, now, min_budget);
+    return sporadic_charge(sc, usage, min_budget);
+}
+
 bool refill_unblock_check(struct sched_context *sc, u64 now)
 {
     if (sc->refill_count == 0 || refill_round_robin(sc) || !refill_ready(sc, now))
@@ -254,23 +261,35 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
 
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now)
 {
-    if (sc->refill_count == 0)
-        return false;
-    if (refill_round_robin(sc)) {
-        /* Round robin: the slice is refilled (charging all of it does that). */
-        return round_robin_charge(sc, refill_head(sc)->amount, now, refill_min_budget());
+    return refill_budget_check(sc, refill_yield_usage(sc, usage, now), now);
+}
+
+/* What refill_budget_check(sc, usage, now) makes of the head when the
+ * head is ready and holds at least usage + MIN_BUDGET (a running context:
+ * the entry checked that): a sporadic head's first `usage` is cut off (its
+ * release moves on by it), a round-robin slice just shrinks. Otherwise
+ * (which the scheduler never asks for) the head is used up: a round-robin
+ * slice is refilled from now, a sporadic head comes back one period on,
+ * never earlier than a charge would bring it. The refills the charge would
+ * add behind the head do not matter to the caller, which drops them. */
+static struct refill head_after_use(struct sched_context *sc, u64 usage, u64 now)
+{
+    struct refill h = *refill_head(sc);
+    if (usage + refill_min_budget() <= h.amount) {
+        h.amount -= usage;
+        if (!refill_round_robin(sc))
+            h.release_time += usage;
+    } else if (refill_round_robin(sc)) {
+        h.release_time = h.release_time > now ? h.release_time : now;
+        h.amount = sc->budget;
+    } else {
+        h.release_time += sc->period;
     }
-    /* Sporadic: the rest of the head is given up, charged as if used. A head
-     * not yet released is not the yielder's to give up (a running thread's
-     * head is always ready; this only guards a misuse). */
-    u64 head = refill_head(sc)->amount;
-    if (!refill_ready(sc, now))
-        return refill_budget_check(sc, usage, now);
-    return refill_budget_check(sc, usage > head ? usage : head, now);
+    return h;
 }
 
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
-                   u64 now)
+                   u64 usage, u64 now)
 {
     if (sc->refill_count == 0) {
         refill_new(sc, new_max_refills, new_budget, new_period, now);
@@ -278,8 +297,10 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
     }
     bool rr = new_period == 0 || new_period == new_budget;
     /* Keep only the head (§5.3): pending refills are dropped, which can only
-     * give less time, and the head is what the context may be using now. */
-    struct refill h = *refill_head(sc);
+     * give less time, and the head is what the context may be using now
+     * (less what it used since its last charge: O(1) instead of a charge,
+     * because only the head is kept). */
+    struct refill h = usage ? head_after_use(sc, usage, now) : *refill_head(sc);
     sc->period = rr ? 0 : new_period;
     sc->budget = new_budget;
     sc->refill_max = rr ? REFILL_MIN_REFILLS : clamp_max(new_max_refills);

@@ -321,11 +321,10 @@ void handle_syscall(word_t number)
 {
     struct tcb *t = current_thread;
     entry_stamp_begin(number, t->ctx.x[REG_A1] >> 12);
-    if (!sched_entry()) {
-        /* Budget used up: the thread is off the CPU and re-executes the
-         * ecall (pc is still FaultIP) once its budget is replenished. */
-        kernel_exit();
-    }
+    /* Budget used up: the entry ends here, the thread goes off the CPU and
+     * re-executes the ecall (pc is still FaultIP) once its budget is
+     * replenished. */
+    sched_entry();
     t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
     switch ((sword_t)number) {
     case SYS_CALL:

@@ -17,9 +17,9 @@
  * exit, so all time from an entry to the next one, kernel time included, is
  * charged to the SC current at that entry's exit. It accumulates in
  * `consumed` and is charged to the refills (refill_budget_check) only when
- * the SC stops running (SC switch, block, yield) or its budget runs out,
- * which the entry notices: the thread is then moved off the CPU and a system
- * call is not performed (it is re-executed after replenishment).
+ * the SC stops running (SC switch, block, yield) or its budget runs out, in
+ * one place, kernel_exit, once per entry at most (charge_current, below); an
+ * entry that finds the budget used up goes straight there (no system call).
  *
  * Timer: tickless, one shot, programmed at exit for the earlier of the
  * running SC's budget expiry and the release-queue head's release; written
@@ -206,18 +206,34 @@ static void park(struct tcb *t)
 
 /* ---- accounting ---- */
 
-/* Charge what the current SC used since it was last charged to its refills
+/* The one charge of a kernel entry (kernel_exit calls it, at most once;
+ * the check flavour asserts it). The entry only notices an exhausted budget
+ * (and does no system call then: sched_entry_budget_exhausted goes to
+ * kernel_exit, and the call is re-executed after replenishment), Yield only
+ * asks for the charge, and unbinding leaves the SC current until the exit
+ * charges it. Only reconfiguring or deleting the running SC settles its
+ * usage on the spot, without a charge (sched_stop_charging).
+ *
+ * What the current SC used since it was last charged goes to its refills
  * (refill_budget_check: whole refills used go one period on, a partly used
- * head is split, an overrun delays the next refill). It stops being the
- * current SC: the next exit calls refill_unblock_check when it runs again. */
-static void charge_current(void)
+ * head is split, an overrun delays the next refill); after a Yield the rest
+ * of the head refill is given up as well (refill_yield_usage). The SC stops
+ * being the current one: the exit calls refill_unblock_check when it runs
+ * again. */
+static void charge_current(struct sched_node *n, bool yielded)
 {
-    struct sched_node *n = NODE;
     struct sched_context *sc = n->cur_sc;
-    if (sc && sc_configured(sc) && n->consumed)
-        (void)refill_budget_check(sc, n->consumed, n->stamp);
+#if CONFIG_INVARIANT_CHECKS
+    kassert(!n->charged_this_entry); /* once per entry, by construction */
+    n->charged_this_entry = true;
+#endif
+    if (sc && sc_configured(sc)) {
+        u64 usage = yielded ? refill_yield_usage(sc, n->consumed, n->stamp) : n->consumed;
+        (void)refill_budget_check(sc, usage, n->stamp);
+    }
     n->consumed = 0;
     n->cur_sc = NULL;
+    n->yielded = false;
 }
 
 /* New time stamp: the time since the last one was used by cur_sc. */
@@ -240,47 +256,44 @@ void sched_skip_time(u64 ticks)
     NODE->stamp += ticks;
 }
 
-bool sched_entry_budget_exhausted(void)
+void sched_note_overrun(void)
 {
+    /* The budget ran out (the timer, or an entry in its last MIN_BUDGET):
+     * record how far past the head refill it ran; kernel_exit charges it
+     * and moves the thread off the CPU. */
     struct sched_node *n = NODE;
-    struct tcb *t = current_thread;
-    struct sched_context *sc = n->cur_sc;
-    /* The budget ran out (the timer, or a system call in its last
-     * MIN_BUDGET): behave as the timer interrupt would, and do not perform
-     * the entry's work (the ecall is re-executed after replenishment). */
-    u64 head = refill_head(sc)->amount;
+    u64 head = refill_head(n->cur_sc)->amount;
     if (n->consumed > head && n->consumed - head > n->overrun_max)
         n->overrun_max = n->consumed - head;
-    charge_current();
-    if (thread_is_schedulable(t) && !queued(t)) {
-        if (timeout_fault_due(t))
-            handle_timeout_fault(t); /* to its timeout handler (fault.c) */
-        else
-            park(t);
-    }
-    return false;
 }
 
-void sched_forget_sc(struct sched_context *sc)
+void sched_entry_budget_exhausted(void)
 {
-    if (NODE->cur_sc == sc)
-        charge_current();
+    sched_note_overrun();
+    kernel_exit(); /* the entry's work is not done: the ecall or instruction is re-executed */
+}
+
+u64 sched_stop_charging(struct sched_context *sc)
+{
+    struct sched_node *n = NODE;
+    if (n->cur_sc != sc)
+        return 0;
+    u64 used = n->consumed;
+    n->consumed = 0;
+    n->cur_sc = NULL;
+    return used;
 }
 
 void sched_yield(struct tcb *t)
 {
     struct sched_node *n = NODE;
     struct sched_context *sc = t->sc;
-    if (!sc || !sc_configured(sc) || sc != n->cur_sc)
-        return;
     /* Round robin: the slice is refilled and the thread goes behind its
      * equals. Sporadic: the rest of the head refill is given up; the thread
-     * waits for the next one in the release queue unless it is ready. */
-    (void)refill_yield(sc, n->consumed, n->stamp);
-    n->consumed = 0;
-    n->cur_sc = NULL;
-    if (thread_is_schedulable(t) && !queued(t))
-        park(t);
+     * waits for the next one in the release queue unless it is ready. Both
+     * happen at the exit, with the entry's one charge. */
+    if (sc && sc_configured(sc) && sc == n->cur_sc)
+        n->yielded = true;
 }
 
 void sched_yield_to(struct tcb *target)
@@ -412,8 +425,9 @@ void thread_forget(struct tcb *t)
 }
 
 /* Threads whose head refill is now ready go to the tail of their priority.
- * One iteration per released thread (each leaves the queue). */
-static void release_ready_threads(void)
+ * One iteration per released thread (each leaves the queue). Out of line:
+ * the WCET annotation bounds its loop by function name. */
+static NOINLINE void release_ready_threads(void)
 {
     struct sched_node *n = NODE;
     while (n->release_head && refill_ready(n->release_head->sc, n->stamp)) {
@@ -423,29 +437,30 @@ static void release_ready_threads(void)
     }
 }
 
-/* The current thread keeps the CPU if it may still run and no strictly
+/* After the charge: a thread that yielded goes behind its equals (or to
+ * the release queue); one whose budget ran out goes to its timeout handler
+ * if it has one, else the same way. */
+static void leave_cpu(struct tcb *cur, bool yielded)
+{
+    if (!yielded && timeout_fault_due(cur))
+        handle_timeout_fault(cur); /* to its timeout handler (fault.c) */
+    else
+        park(cur);
+}
+
+/* The thread to run, or NULL. The current thread `cur` (if not NULL: it
+ * may and can still run, in no queue) keeps the CPU unless a strictly
  * higher priority is ready (equal priorities rotate only on Yield or budget
- * expiry). A preempted thread goes to the head of its queue, keeping its
- * place; one whose budget is used up is charged and parked. */
-static ALWAYS_INLINE struct tcb *choose_thread(void)
+ * expiry); if preempted it goes to the head of its queue, keeping its
+ * place. */
+static ALWAYS_INLINE struct tcb *choose_thread(struct tcb *cur)
 {
     struct sched_node *n = NODE;
-    struct tcb *cur = current_thread;
-    if (cur && !queued(cur) && thread_is_schedulable(cur)) {
-        u64 used = cur->sc == n->cur_sc ? n->consumed : 0;
-        if (!sc_can_run(cur->sc, used)) {
-            if (cur->sc == n->cur_sc)
-                charge_current();
-            if (timeout_fault_due(cur))
-                handle_timeout_fault(cur); /* to its timeout handler (fault.c) */
-            else
-                park(cur);
-        } else {
-            int best = highest_ready_priority();
-            if (best < 0 || (u32)best <= cur->priority)
-                return cur;
-            ready_insert(cur, true);
-        }
+    if (cur) {
+        int best = highest_ready_priority();
+        if (best < 0 || (u32)best <= cur->priority)
+            return cur;
+        ready_insert(cur, true);
     }
     int best = highest_ready_priority();
     if (best < 0)
@@ -538,33 +553,47 @@ u64 sched_debug_counter(word_t id)
     }
 }
 
-/* Nothing is runnable: wait for interrupts until something is. Bounded
- * per interrupt; idle time is charged to no context. */
-static NOINLINE struct tcb *idle_until_runnable(void)
+/* The idle thread (seL4's): a TCB of the kernel's own, in no queue and
+ * with no SC, whose context waits for interrupts in supervisor mode with
+ * interrupts enabled (machine_init_idle_context). kernel_exit switches to
+ * it when nothing can run, so no kernel path contains a wait: the wait is
+ * outside the kernel, and an interrupt is a kernel entry like any other.
+ * While it runs, current_thread is NULL (no thread of the system runs) and
+ * no SC is charged. */
+static struct tcb idle_thread;
+
+void thread_init_idle(void)
 {
-    struct tcb *next = NULL;
-    while (!next) {
-        charge_current();
-        current_thread = NULL;
-        set_next_timeout();
-        machine_wait_for_interrupt();
-        handle_pending_interrupts();
-        release_ready_threads();
-        next = choose_thread();
-    }
-    return next;
+    idle_thread.state = THREAD_IDLE;
+    machine_init_idle_context(&idle_thread.ctx);
+    thread_set_name(&idle_thread, "idle", 4);
 }
 
-/* SC switch: the outgoing SC is charged, the incoming one starts being used
- * now (a released head moves up to now and absorbs refills due before it
- * runs out). */
-static void switch_sc(struct sched_node *n, struct sched_context *sc)
+/* Nothing can run: leave the kernel into the idle thread, with the timer
+ * armed for the earliest release. Idle time is charged to no context
+ * (cur_sc is NULL: kernel_exit charged it before coming here). It runs on
+ * the kernel's own address space (its VSpace slot is empty), so the one of
+ * a thread deleted meanwhile is never in use. Every wait starts the loop
+ * afresh. */
+static NORETURN NOINLINE void switch_to_idle(void)
 {
-    u64 i0 = read_instret();
-    charge_current();
+    struct tcb *idle = &idle_thread;
+    current_thread = NULL;
+    set_next_timeout();
+    thread_activate_vspace(idle);
+    machine_init_idle_context(&idle->ctx);
+    restore_user_context(&idle->ctx);
+}
+
+/* SC switch, after the outgoing SC was charged: the incoming one starts
+ * being used now (a released head moves up to now and absorbs refills due
+ * before it runs out). `since`: where the switch began (instret), so that
+ * the measurement covers the charge and the start together. */
+static void start_sc(struct sched_node *n, struct sched_context *sc, u64 since)
+{
     (void)refill_unblock_check(sc, n->stamp);
     n->cur_sc = sc;
-    u64 cost = read_instret() - i0;
+    u64 cost = read_instret() - since;
     n->sc_switch_instret = cost;
     if (cost > n->sc_switch_max)
         n->sc_switch_max = cost;
@@ -575,7 +604,12 @@ static void switch_sc(struct sched_node *n, struct sched_context *sc)
  * its SC, and restore it. Written for the common case of a system call
  * after which the caller simply continues: then the release queue has
  * nothing due, the same SC runs on, the timer keeps its time and the
- * address space stays, and each of those costs one inline test. */
+ * address space stays, and each of those costs one inline test.
+ *
+ * The current SC is charged here and nowhere else, at most once: when its
+ * thread must leave the CPU for lack of budget (or yielded), before that
+ * thread is queued again by its new refills; otherwise when the chosen
+ * thread runs on another SC (or none). */
 void kernel_exit(void)
 {
     struct sched_node *n = NODE;
@@ -583,11 +617,27 @@ void kernel_exit(void)
         n->stamp = machine_time();
     if (n->release_head && refill_ready(n->release_head->sc, n->stamp))
         release_ready_threads();
-    struct tcb *next = choose_thread();
+    /* The current thread is a candidate if it may run and is in no queue;
+     * it leaves the CPU if its SC cannot run now (budget used up, or an SC
+     * changed during this entry) or it yielded. */
+    struct tcb *cur = current_thread;
+    if (cur && (queued(cur) || !thread_is_schedulable(cur)))
+        cur = NULL;
+    bool yielded = n->yielded;
+    bool leaves = cur && (yielded || !sc_can_run(cur->sc, cur->sc == n->cur_sc ? n->consumed : 0));
+    struct tcb *next = leaves ? NULL : choose_thread(cur);
+    if (unlikely(leaves) || (next ? next->sc : NULL) != n->cur_sc) {
+        u64 since = read_instret();
+        charge_current(n, yielded); /* the entry's only charge */
+        if (leaves) {
+            leave_cpu(cur, yielded);
+            next = choose_thread(NULL);
+        }
+        if (likely(next))
+            start_sc(n, next->sc, since);
+    }
     if (unlikely(!next))
-        next = idle_until_runnable();
-    if (next->sc != n->cur_sc)
-        switch_sc(n, next->sc);
+        switch_to_idle();
     set_next_timeout();
 
     if (unlikely(next->yield_to != NULL))

@@ -145,36 +145,77 @@ static void wake(struct tcb *t)
     thread_schedule(t); /* a higher priority than the current thread's runs first */
 }
 
+/* A blocking send finds no receiver: t waits in the queue with what the
+ * receive will need (badge, Call, the cap's grant rights). */
+static void block_sender(struct tcb *t, struct endpoint *ep, cap_t c, bool call)
+{
+    word_t rights = cap_rights(c);
+    t->ipc_badge = cap_badge(c);
+    t->ipc_flags = (call ? IPC_IS_CALL : 0) | ((rights & RIGHT_GRANT) ? IPC_CAN_GRANT : 0) |
+                   ((rights & RIGHT_GRANT_REPLY) ? IPC_CAN_GRANT_REPLY : 0);
+    block_on(t, ep, THREAD_BLOCKED_ON_SEND);
+}
+
+/* The first waiting receiver, out of the queue; *r is the reply object it
+ * held, which it no longer holds (reply_push may bind it again). */
+static struct tcb *take_receiver(struct endpoint *ep, struct reply **r)
+{
+    struct tcb *dest = tqueue_pop(&ep->queue);
+    dest->blocking_object = NULL;
+    *r = dest->reply;
+    if (*r)
+        reply_unlink(*r, dest);
+    return dest;
+}
+
+/* After a Call or fault message: the sender waits for the reply if the
+ * receiver gave a reply object and the cap grants (or grants replies),
+ * else it has no way back (k.3). */
+static void await_reply(struct tcb *t, struct tcb *dest, struct reply *r, word_t rights, bool can_donate)
+{
+    if (r && (rights & (RIGHT_GRANT | RIGHT_GRANT_REPLY)))
+        reply_push(t, dest, r, can_donate);
+    else
+        thread_set_state(t, THREAD_INACTIVE);
+}
+
 void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate)
 {
     struct endpoint *ep = endpoint_from_cap(c);
     word_t rights = cap_rights(c);
-    bool grant = rights & RIGHT_GRANT;
-    bool grant_reply = rights & RIGHT_GRANT_REPLY;
     if (!ep_has_receivers(ep)) {
-        if (!blocking)
-            return; /* NBSend with nobody waiting: dropped (k.4) */
-        t->ipc_badge = cap_badge(c);
-        t->ipc_flags = (call ? IPC_IS_CALL : 0) | (grant ? IPC_CAN_GRANT : 0) |
-                       (grant_reply ? IPC_CAN_GRANT_REPLY : 0);
-        block_on(t, ep, THREAD_BLOCKED_ON_SEND);
-        return;
+        if (blocking)
+            block_sender(t, ep, c, call);
+        return; /* NBSend with nobody waiting: dropped (k.4) */
     }
-    struct tcb *dest = tqueue_pop(&ep->queue);
-    dest->blocking_object = NULL;
-    struct reply *r = dest->reply;
-    if (r)
-        reply_unlink(r, dest); /* the receiver no longer holds it; reply_push may bind it again */
-    do_ipc_transfer(t, ep, cap_badge(c), grant, dest);
-    if (call || t->fault.type != FAULT_NULL) {
-        if (r && (grant || grant_reply))
-            reply_push(t, dest, r, can_donate);
-        else
-            thread_set_state(t, THREAD_INACTIVE); /* no way back: k.3 */
+#if CONFIG_INVARIANT_CHECKS
+    kassert(t->fault.type == FAULT_NULL); /* a running thread has no fault: sends are normal */
+#endif
+    struct reply *r;
+    struct tcb *dest = take_receiver(ep, &r);
+    do_normal_transfer(t, ep, cap_badge(c), rights & RIGHT_GRANT, dest);
+    if (call) {
+        await_reply(t, dest, r, rights, can_donate);
     } else if (can_donate && !dest->sc && t->sc) {
         /* NBSendRecv / NBSendWait handing its SC to a passive server (k.4). */
         sched_context_donate(t->sc, dest);
     }
+    wake(dest);
+}
+
+void endpoint_send_fault(struct tcb *t, cap_t c, bool can_donate)
+{
+    /* seL4's sendFaultIPC: a blocking send that counts as a Call; the
+     * message is the fault's (fault_transfer), never a normal one. */
+    struct endpoint *ep = endpoint_from_cap(c);
+    if (!ep_has_receivers(ep)) {
+        block_sender(t, ep, c, false);
+        return;
+    }
+    struct reply *r;
+    struct tcb *dest = take_receiver(ep, &r);
+    fault_transfer(t, cap_badge(c), dest);
+    await_reply(t, dest, r, cap_rights(c), can_donate);
     wake(dest);
 }
 

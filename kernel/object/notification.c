@@ -14,14 +14,15 @@
 /* seL4's maybeDonateSchedContext: a thread without a context that the
  * notification wakes runs on the notification's context, if no thread
  * has it (a passive thread woken by its bound notification, or a passive
- * waiter). The binding enters the thread into the scheduler through
- * thread_schedule, which does seL4's refill_unblock_check. */
+ * waiter). Only the binding: the caller makes the thread runnable and
+ * schedules it once (thread_schedule does seL4's refill_unblock_check), or
+ * it is the receiving thread itself, which runs on. */
 static void maybe_donate_sc(struct tcb *t, struct notification *n)
 {
     struct sched_context *sc = n->sc;
     if (t->sc || !sc || sc->tcb)
         return;
-    sched_context_bind_tcb(sc, t); /* enters the scheduler if it can run */
+    sched_context_link_tcb(sc, t);
 }
 
 void notification_maybe_return_sc(struct notification *n, struct tcb *t)
@@ -40,7 +41,7 @@ static void wake(struct tcb *t, struct notification *n, word_t badge)
     thread_set_state(t, THREAD_RUNNING);
     t->ctx.x[REG_A0] = badge;
     maybe_donate_sc(t, n);
-    thread_schedule(t); /* a higher priority than the caller's runs first (kernel_exit) */
+    thread_schedule(t); /* the only one of this wake-up; a higher priority than the caller's runs first */
 }
 
 void notification_signal(struct notification *n, word_t badge)

@@ -15,15 +15,11 @@
 
 void sched_context_init(struct sched_context *sc, u32 size_bits)
 {
-    word_t cap = sc_refill_capacity(size_bits);
+    /* The memory is zero (untyped.c, boot_alloc): budget 0 (unconfigured),
+     * no refills, unbound. Only the non-zero fields are written, which for
+     * a Retype of many contexts is most of the work. */
     sc->size_bits = size_bits;
-    /* Saturated: only bookkeeping; the ConfigureFlags check uses the exact
-     * sc_refill_capacity(). */
-    sc->refill_max = cap > 0xffffffffu ? 0xffffffffu : (u32)cap;
-    sc->budget = 0;
-    sc->period = 0;
-    sc->refill_count = 0;
-    sc->refill_head = 0;
+    sc->refill_max = refill_max_for_size(size_bits); /* until configured: the most it may hold */
 }
 
 void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb *t)
@@ -41,10 +37,15 @@ void sched_context_boot_init(struct sched_context *sc, u32 size_bits, struct tcb
     t->sc = sc;
 }
 
-void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t)
+void sched_context_link_tcb(struct sched_context *sc, struct tcb *t)
 {
     sc->tcb = t;
     t->sc = sc;
+}
+
+void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t)
+{
+    sched_context_link_tcb(sc, t);
     thread_schedule(t);
 }
 
@@ -53,7 +54,8 @@ void sched_context_unbind_tcb(struct sched_context *sc)
     struct tcb *t = sc->tcb;
     if (!t)
         return;
-    sched_forget_sc(sc);
+    /* If sc is running it stays the current SC until the exit charges it
+     * (its thread no longer runs on it, so the exit switches away). */
     sched_dequeue(t);
     t->sc = NULL;
     sc->tcb = NULL;
@@ -74,7 +76,7 @@ void sched_context_finalise(struct sched_context *sc)
     sched_context_unbind_tcb(sc);
     sched_context_unbind_notification(sc);
     sched_context_complete_yield_to(sc->yield_from); /* as seL4: the yielder gets the time so far */
-    sched_forget_sc(sc);
+    (void)sched_stop_charging(sc); /* its refills die with it: nothing to charge */
 }
 
 /* SchedControl_ConfigureFlags, after its checks (schedcontrol.c). */
@@ -85,19 +87,20 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
     u64 budget = us_to_ticks(budget_us);
     /* Round robin when budget == period (refill.h stores it as period 0). */
     u64 period = budget_us == period_us ? budget : us_to_ticks(period_us);
-    word_t max_refills = extra_refills + MIN_REFILLS; /* checked against the object's capacity */
+    word_t max_refills = extra_refills + REFILL_MIN_REFILLS; /* checked: refill_max_for_size */
     struct tcb *t = sc->tcb;
-    /* If it is running, what it used so far is charged under the old
-     * parameters; the next exit re-checks its budget and, if it still runs,
-     * starts it again (refill_unblock_check). A queued thread is re-queued
-     * below, since its head refill may change. */
-    sched_forget_sc(sc);
+    /* If it is running, what it used so far is taken off its head under the
+     * old parameters (the entry found the head ready and sufficient for it);
+     * the next exit re-checks its budget and, if it still runs, starts it
+     * again (refill_unblock_check). A queued thread is re-queued below,
+     * since its head refill may change. */
+    u64 used = sched_stop_charging(sc);
     if (t)
         sched_dequeue(t);
     if (t && thread_is_runnable(t) && sc_configured(sc) && budget_us != period_us)
         /* In use: keep the bandwidth it had (no more at once than the old
          * head; extra budget one new period later). */
-        refill_update(sc, period, budget, max_refills, now);
+        refill_update(sc, period, budget, max_refills, used, now);
     else
         refill_new(sc, max_refills, budget, period, now);
     sc->badge = badge;

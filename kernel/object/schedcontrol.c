@@ -18,16 +18,19 @@ struct syscall_error decode_sched_control_invocation(struct invocation *inv)
     word_t extra_refills = get_mr(inv->caller, 2);
     word_t badge = get_mr(inv->caller, 3);
     word_t flags = get_mr(inv->caller, 4);
-    if (budget > MAX_PERIOD_US || budget < MIN_BUDGET_US)
-        return range_error(MIN_BUDGET_US, MAX_PERIOD_US);
-    if (period > MAX_PERIOD_US || period < MIN_BUDGET_US)
-        return range_error(MIN_BUDGET_US, MAX_PERIOD_US);
+    if (budget > REFILL_MAX_PERIOD_US || budget < REFILL_MIN_BUDGET_US)
+        return range_error(REFILL_MIN_BUDGET_US, REFILL_MAX_PERIOD_US);
+    if (period > REFILL_MAX_PERIOD_US || period < REFILL_MIN_BUDGET_US)
+        return range_error(REFILL_MIN_BUDGET_US, REFILL_MAX_PERIOD_US);
     if (budget > period)
-        return range_error(MIN_BUDGET_US, period);
-    word_t capacity = sc_refill_capacity(cap_sched_context_size_bits(c));
-    /* extra_refills + 2 > capacity, written so a huge extra_refills cannot wrap. */
-    if (extra_refills > capacity - MIN_REFILLS)
-        return range_error(0, capacity - MIN_REFILLS);
+        return range_error(REFILL_MIN_BUDGET_US, period);
+    /* extra_refills + 2 > the most this context may hold, written so a huge
+     * extra_refills cannot wrap. seL4 takes the object's capacity; Kairos
+     * also caps it at CONFIG_MAX_REFILLS and reports the range for that
+     * bound, as seL4 would for an object of that capacity. */
+    word_t max_refills = refill_max_for_size(cap_sched_context_size_bits(c));
+    if (extra_refills > max_refills - REFILL_MIN_REFILLS)
+        return range_error(0, max_refills - REFILL_MIN_REFILLS);
     sched_context_configure((struct sched_context *)paddr_to_kptr(cap_obj(c)), budget, period, extra_refills, badge,
                             flags);
     return no_error();

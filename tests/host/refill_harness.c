@@ -6,10 +6,10 @@
  *
  * Protocol: one command per line on stdin, one answer line per command.
  *   T hz                                   timebase (ticks per second) -> "ok"
- *   K size_bits                            refill_capacity -> "<n>"
+ *   K size_bits                            -> "<refill_capacity> <refill_max_for_size>"
  *   N size_bits max budget period sporadic now
  *                                          new object, refill_new
- *   U period budget max now                refill_update
+ *   U period budget max usage now          refill_update
  *   C usage now                            refill_budget_check
  *   B now                                  refill_unblock_check
  *   Y usage now                            refill_yield
@@ -70,7 +70,7 @@ int main(void)
             printf("ok\n");
             break;
         case 'K':
-            printf("%lu\n", refill_capacity(a));
+            printf("%lu %u\n", refill_capacity(a), refill_max_for_size(a));
             break;
         case 'N': {
             if (n != 6) goto bad;
@@ -82,17 +82,16 @@ int main(void)
             sc = block;
             /* What the Untyped code does (untyped.c / schedcontext.c). */
             sc->size_bits = (u32)a;
-            word_t cap = refill_capacity(a);
-            sc->refill_max = cap > 0xffffffffu ? 0xffffffffu : (u32)cap;
+            sc->refill_max = refill_max_for_size(a);
             sc->sporadic = e != 0;
             refill_new(sc, b, c, d, f);
             dump(0, f);
             break;
         }
         case 'U':
-            if (n != 4 || !sc) goto bad;
-            refill_update(sc, a, b, c, d);
-            dump(0, d);
+            if (n != 5 || !sc) goto bad;
+            refill_update(sc, a, b, c, d, e);
+            dump(0, e);
             break;
         case 'C':
             if (n != 2 || !sc) goto bad;

@@ -51,3 +51,27 @@ def test_kernel_entries_have_bounds(tmp_path: Path, model: str) -> None:
     assert ir["bound_cycles"] == ir["longest_masked_cycles"] + ir["interrupt_entry_cycles"]
     assert ir["longest_masked_cycles"] == max(bounds["trap_entry@handle_syscall"],
                                               bounds["trap_entry@handle_exception"])
+
+
+def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
+    """The refill loops' annotations are derived from CONFIG_MAX_REFILLS
+    (kernel/include/config.h), the cap ConfigureFlags enforces: a loop that
+    may visit every refill runs its header at most CONFIG_MAX_REFILLS + 1
+    times, one that pops all but one at most CONFIG_MAX_REFILLS. A changed
+    cap without changed annotations fails here."""
+    import re
+    import tomllib
+    config = (ROOT / "kernel" / "include" / "config.h").read_text()
+    m = re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", config, re.M)
+    assert m, "kernel/include/config.h defines no CONFIG_MAX_REFILLS"
+    cap = int(m.group(1))
+    doc = tomllib.loads(ANNOTATIONS.read_text())
+    assert doc["parameters"]["refills_per_sc"]["default"] == cap
+    loops = doc["loop"]
+    refill = {(l["function"], l.get("line")): l["max"] for l in loops
+              if l["function"] in ("merge_overlapping", "sporadic_charge")}
+    assert refill == {("merge_overlapping", "refill.c:88"): "refills_per_sc",
+                      ("sporadic_charge", "refill.c:184"): "refills_per_sc + 1",
+                      ("sporadic_charge", "refill.c:226"): "refills_per_sc"}
+    assert all("ASSUMPTION" not in l.get("note", "") for l in loops
+               if l["function"] in ("merge_overlapping", "sporadic_charge"))

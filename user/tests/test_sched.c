@@ -233,10 +233,13 @@ KTEST(sched, configure_flags_checks_in_order)
     expect_range(configure_raw(5, 1, sc7, 20, MAX_PERIOD_US + 1, ~0ul, 0, 0), 20, MAX_PERIOD_US);
     expect_range(configure_raw(5, 1, sc7, MAX_PERIOD_US + 1, MAX_PERIOD_US, 0, 0, 0), 20, MAX_PERIOD_US);
     expect_range(configure_raw(5, 1, sc7, 501, 500, ~0ul, 0, 0), 20, 500);
-    /* refills against the object: (2^b - 96) / 16 - 2 extra */
+    /* refills against the object, (2^b - 96) / 16 - 2 extra, and against
+     * the system parameter: at most KAIROS_MAX_REFILLS - 2 extra */
+    seL4_Word max9 = kairos_max_extra_refills(9);
     expect_range(configure_raw(5, 1, sc7, 100, 500, 1, 0, 0), 0, 0);
-    expect_range(configure_raw(5, 1, sc9, 100, 500, 25, 0, 0), 0, 24);
-    EXPECT(configure_raw(5, 1, sc9, 100, 500, 24, 0, seL4_SchedContext_Sporadic), seL4_NoError, 0);
+    expect_range(configure_raw(5, 1, sc9, 100, 500, 25, 0, 0), 0, max9);
+    expect_range(configure_raw(5, 1, sc9, 100, 500, max9 + 1, 0, 0), 0, max9);
+    EXPECT(configure_raw(5, 1, sc9, 100, 500, max9, 0, seL4_SchedContext_Sporadic), seL4_NoError, 0);
     /* the limits themselves are accepted: MIN_BUDGET, the longest period,
      * round robin at both ends, periods of hours */
     EXPECT(configure_raw(5, 1, sc7, 20, 20, 0, 0, 0), seL4_NoError, 0);
@@ -245,6 +248,27 @@ KTEST(sched, configure_flags_checks_in_order)
     EXPECT(configure_raw(5, 1, sc9, 10000, 3600000000ul * 24, 3, 0x77, 1), seL4_NoError, 0);
     /* round robin ignores extra_refills (checked nonetheless) */
     expect_range(configure_raw(5, 1, sc7, 500, 500, 1, 0, 0), 0, 0);
+}
+
+/* The refill cap (docs/scheduling.md "Limits"): however large the object,
+ * a context holds at most KAIROS_MAX_REFILLS refills. A request beyond it is
+ * refused with the range seL4 would report for an object of that capacity;
+ * the largest allowed one is accepted, sporadic or round robin. */
+KTEST(sched, refill_cap_enforced)
+{
+    seL4_CPtr big = s_make(seL4_SchedContextObject, 12); /* 250 refills of room */
+    seL4_Word max = kairos_max_extra_refills(12);
+    KASSERT_EQ(max, KAIROS_MAX_REFILLS - 2);
+    KASSERT(seL4_MaxExtraRefills(12) > max + 100);
+    expect_range(configure_raw(5, 1, big, 1000, 10000, max + 1, 0, 0), 0, max);
+    expect_range(configure_raw(5, 1, big, 1000, 10000, seL4_MaxExtraRefills(12), 0, 0), 0, max);
+    expect_range(configure_raw(5, 1, big, 1000, 10000, ~0ul, 0, seL4_SchedContext_Sporadic), 0, max);
+    EXPECT(configure_raw(5, 1, big, 1000, 10000, max, 0x5c, seL4_SchedContext_Sporadic), seL4_NoError, 0);
+    /* also when reconfiguring a configured context */
+    expect_range(configure_raw(5, 1, big, 2000, 20000, max + 1, 0x77, 0), 0, max);
+    /* round robin ignores extra_refills, but it is checked nonetheless */
+    expect_range(configure_raw(5, 1, big, 1000, 1000, max + 1, 0, 0), 0, max);
+    EXPECT(configure_raw(5, 1, big, 1000, 1000, max, 0, 0), seL4_NoError, 0);
 }
 
 /* ================================================================== */

@@ -1037,11 +1037,15 @@ KTEST(sched, configure_flags_checks)
                  MAX_PERIOD_US);
     /* budget > period */
     expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(1001, 1000, 0, 0, 0), 1, C(sc7)), 20, 1000);
-    /* refills: a 2^7 SC holds exactly 2, a 2^8 SC 10 */
+    /* refills: a 2^7 SC holds exactly 2, a 2^8 SC 10; Kairos takes at most
+     * KAIROS_MAX_REFILLS (8) and reports the range for that bound */
+    seL4_Word max8 = kairos_max_extra_refills(8);
+    KASSERT_EQ(max8, (10 < KAIROS_MAX_REFILLS ? 10 : KAIROS_MAX_REFILLS) - 2);
     expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, 1, 0, 0), 1, C(sc7)), 0, 0);
-    expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, 9, 0, 0), 1, C(sc8)), 0, 8);
-    expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, ~0ul, 0, 0), 1, C(sc8)), 0, 8);
-    EXPECT_OK(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, 8, 0, 0), 1, C(sc8)));
+    expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, 9, 0, 0), 1, C(sc8)), 0, max8);
+    expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, max8 + 1, 0, 0), 1, C(sc8)), 0, max8);
+    expect_range(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, ~0ul, 0, 0), 1, C(sc8)), 0, max8);
+    EXPECT_OK(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, max8, 0, 0), 1, C(sc8)));
     EXPECT_OK(invoke(ctl, SchedControlConfigureFlags, 5, W(500, 1000, 0, 0, 1), 1, C(sc7)));
     /* limits are inclusive; round robin ignores extra refills */
     EXPECT_OK(invoke(ctl, SchedControlConfigureFlags, 5, W(20, 20, 0, 0, 0), 1, C(sc7)));

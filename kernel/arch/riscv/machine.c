@@ -1,6 +1,7 @@
 /* Platform devices of QEMU virt as the kernel uses them: the NS16550 UART for
  * kernel output, SBI for power-off and (without Sstc) the timer, the PLIC for
  * external interrupts. Addresses come from the device tree. */
+#include <arch/context.h>
 #include <arch/csr.h>
 #include <arch/machine.h>
 #include <arch/memory.h>
@@ -158,13 +159,16 @@ unsigned machine_handle_pending_interrupts(void)
     return kinds;
 }
 
-void machine_wait_for_interrupt(void)
+extern char machine_idle_loop[]; /* trap.S */
+
+void machine_init_idle_context(struct user_context *ctx)
 {
-    /* wfi returns once an enabled interrupt is pending, even with SIE clear.
-     * Idle time is not part of any kernel entry's length. */
-    entry_stamp_pause();
-    __asm__ volatile("wfi");
-    entry_stamp_resume();
+    /* sret goes to supervisor mode (SPP) with interrupts enabled (SPIE), FP
+     * off; the loop uses no register, so the rest of the context is left as
+     * it is. */
+    ctx->pc = (word_t)machine_idle_loop;
+    ctx->fault_ip = ctx->pc;
+    ctx->sstatus = SSTATUS_SPP | SSTATUS_SPIE;
 }
 
 

@@ -4,7 +4,9 @@
  * entry points, none of which returns: each leaves through
  * restore_user_context. The kernel itself runs with interrupts masked and never
  * traps (it polls for interrupts at its preemption points), so stvec points
- * here only for traps from user mode. */
+ * here only for traps from user mode and for interrupts of the idle thread
+ * (machine_idle_loop below, in supervisor mode), whose context is saved the
+ * same way. */
 #include <arch/context.h>
 #include <config.h>
 
@@ -64,6 +66,16 @@ trap_entry:
     bgtu t2, t1, 5b
     j fastpath_reply_recv
 #endif
+
+/* The idle thread (machine_init_idle_context): wait for interrupts in
+ * supervisor mode with interrupts enabled. An interrupt traps to
+ * trap_entry, which saves this context (sscratch points at it) like a
+ * user thread's; the kernel never returns into the middle of a wait, it
+ * starts the loop again. */
+    .globl machine_idle_loop
+machine_idle_loop:
+1:  wfi
+    j 1b
 
     .globl restore_user_context
 restore_user_context:

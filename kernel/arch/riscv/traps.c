@@ -15,8 +15,7 @@ void handle_exception(word_t scause, word_t stval)
 {
     struct tcb *t = current_thread;
     entry_stamp_begin(0, 0);
-    if (!sched_entry())
-        kernel_exit(); /* budget used up: the instruction is re-executed later */
+    sched_entry(); /* budget used up: ends the entry; the instruction is re-executed later */
     /* Lazy FP switching: the first FP instruction of a thread whose FP
      * state is not loaded; it is re-executed once the state is in. */
     if (scause == CAUSE_ILLEGAL_INSTR && fpu_take(t))
@@ -59,7 +58,8 @@ void handle_interrupt(word_t scause)
 {
     (void)scause;
     entry_stamp_begin(0, 0);
-    (void)sched_entry(); /* charge the time; an exhausted budget is acted on at exit */
+    if (!sched_stamp_entry())
+        sched_note_overrun(); /* the budget ran out: kernel_exit acts on it */
     handle_pending_interrupts();
 #if CONFIG_INVARIANT_CHECKS
     syscall_check_invariants();

@@ -28,6 +28,22 @@ __attribute__((noreturn)) void kairos_suspend_self(void);
  * its own line, then seL4_DebugHalt().  Never returns. */
 __attribute__((noreturn)) void kairos_exit(bool pass, const char *reason);
 
+/* ---- Kairos system parameters --------------------------------------- */
+
+/* The most refills a scheduling context may hold (kernel/include/config.h
+ * CONFIG_MAX_REFILLS; docs/scheduling.md "Limits"): SchedControl_ConfigureFlags
+ * answers a larger extra_refills + 2 with seL4_RangeError. seL4 itself only
+ * limits it by the object's size (seL4_MaxExtraRefills). */
+#define KAIROS_MAX_REFILLS 8
+
+/* The largest extra_refills ConfigureFlags accepts for a context of
+ * 2^size_bits bytes on Kairos: seL4's limit, capped by KAIROS_MAX_REFILLS. */
+static inline seL4_Word kairos_max_extra_refills(seL4_Word size_bits)
+{
+    seL4_Word extra = seL4_MaxExtraRefills(size_bits);
+    return extra < KAIROS_MAX_REFILLS - 2 ? extra : KAIROS_MAX_REFILLS - 2;
+}
+
 /* ---- Kairos kernel counters (debug builds only) ----------------------- */
 
 /* Read one of the kernel's debug counters with Kairos's debug-only system

@@ -28,7 +28,11 @@ unsigned machine_handle_pending_interrupts(void);
 void machine_irq_mask(word_t irq);
 void machine_irq_unmask(word_t irq);
 void machine_irq_complete(word_t irq);
-/* Wait for an interrupt to become pending (interrupts stay masked in the kernel). */
-void machine_wait_for_interrupt(void);
+/* The idle thread's context (thread.c): it runs machine_idle_loop in
+ * supervisor mode with interrupts enabled, so the processor waits (wfi)
+ * outside the kernel, as seL4's idle thread does; an interrupt enters the
+ * kernel through trap_entry like any other. */
+struct user_context;
+void machine_init_idle_context(struct user_context *ctx);
 
 #endif
