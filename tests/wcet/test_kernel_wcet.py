@@ -69,9 +69,9 @@ def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
     assert doc["parameters"]["refills_per_sc"]["default"] == cap
     loops = doc["loop"]
     refill = {(l["function"], l.get("line")): l["max"] for l in loops
-              if l["function"] in ("merge_overlapping", "sporadic_charge")}
+              if l.get("function") in ("merge_overlapping", "sporadic_charge")}
     assert refill == {("merge_overlapping", "refill.c:88"): "refills_per_sc",
                       ("sporadic_charge", "refill.c:184"): "refills_per_sc + 1",
                       ("sporadic_charge", "refill.c:226"): "refills_per_sc"}
     assert all("ASSUMPTION" not in l.get("note", "") for l in loops
-               if l["function"] in ("merge_overlapping", "sporadic_charge"))
+               if l.get("function") in ("merge_overlapping", "sporadic_charge"))
