@@ -160,10 +160,16 @@ def test_on_target_suites_with_forced_preemption(ktest_elf, check_kernel):
     IRQ and TCB suites must pass as they do without it, with the invariant
     checker after every system call, and restarts must have happened
     (ipc/deleting_an_endpoint_restarts_every_queued_sender_once asserts one
-    in its own delete)."""
-    r, passed = run_suite(check_kernel, ktest_elf, "1G", "ipc,notification,irq,tcb,zz_report", icount=True,
-                          extra=("preempt=force",))
+    in its own delete). The release-queue tests run too: releasing several
+    threads due at one entry must stop at a forced preemption point and
+    leave the rest, in order, to the next entry."""
+    r, passed = run_suite(check_kernel, ktest_elf, "1G",
+                          "ipc,notification,irq,tcb,sched/release_order*,sched/threads_due*,zz_report",
+                          icount=True, extra=("preempt=force",))
     assert passed > 100
     counters = next(l for l in r.lines if l.startswith("kernel-counters:"))
     restarts = int(re.search(r"preemption-restarts (\d+)", counters).group(1))
     assert restarts >= 20, counters
+    batch = next(l for l in r.lines if l.startswith("ktest: sched/threads_due_together: largest release batch"))
+    stopped = int(re.search(r"(\d+) stopped at a preemption point", batch).group(1))
+    assert stopped >= 1, batch

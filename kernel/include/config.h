@@ -31,6 +31,11 @@
  * parameter: it bounds every lookup's worst case (docs/wcet.md). */
 #define CONFIG_MAX_CSPACE_DEPTH 4
 #define CONFIG_NUM_PRIORITIES 256
+/* At most this many scheduling contexts of one core are configured
+ * sporadic (budget < period) at a time; ConfigureFlags refuses one more
+ * with NotEnoughMemory (docs/scheduling.md "Release queue"). It is the
+ * capacity of the release queue, whose operations take log2 of it steps. */
+#define CONFIG_MAX_SPORADIC_SCS 256
 #define CONFIG_MAX_NUM_NODES 1
 #define CONFIG_NUM_DOMAINS 1
 #define CONFIG_BOOT_THREAD_TIME_SLICE_MS 5

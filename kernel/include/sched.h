@@ -9,6 +9,7 @@
 #include <arch/csr.h>
 #include <config.h>
 #include <object.h>
+#include <release.h>
 #include <types.h>
 
 #define PRIO_WORDS (CONFIG_NUM_PRIORITIES / 64)
@@ -19,11 +20,12 @@ struct sched_node {
     struct tcb *ready_tail[CONFIG_NUM_PRIORITIES];
     word_t bitmap_top;         /* bit i: bitmap[i] non-zero */
     word_t bitmap[PRIO_WORDS]; /* bit p%64 of word p/64: queue p non-empty */
-    /* Runnable threads waiting for their SC's next refill, earliest release
-     * first (FIFO among equal times). Linked through ready_next/ready_prev:
-     * a thread is in at most one of the ready and release queues. */
-    struct tcb *release_head;
-    struct tcb *release_tail;
+    /* Runnable threads waiting for their SC's next refill, earliest
+     * release first (release.h). Only a thread on a sporadic SC waits there,
+     * one per SC, and SchedControl_ConfigureFlags admits at most
+     * CONFIG_MAX_SPORADIC_SCS sporadic SCs per core, so it never overflows. */
+    struct release_queue release;
+    u32 sporadic_scs; /* configured sporadic SCs of this core (thread.c) */
     /* The SC charged for the time since `stamp` (the one the last exit ran),
      * or NULL (idle, or it stopped running during this entry). */
     struct sched_context *cur_sc;
