@@ -162,9 +162,12 @@ def test_on_target_suites_with_forced_preemption(ktest_elf, check_kernel):
     (ipc/deleting_an_endpoint_restarts_every_queued_sender_once asserts one
     in its own delete). The release-queue tests run too: releasing several
     threads due at one entry must stop at a forced preemption point and
-    leave the rest, in order, to the next entry."""
+    leave the rest, in order, to the next entry; and a retype of 256 frames
+    stopped after every few objects must finish with every frame in place
+    (untyped/retype_preempted_part_way_finishes_in_place asserts its
+    restarts)."""
     r, passed = run_suite(check_kernel, ktest_elf, "1G",
-                          "ipc,notification,irq,tcb,sched/release_order*,sched/threads_due*,zz_report",
+                          "ipc,notification,irq,tcb,sched/release_order*,sched/threads_due*,untyped/retype_preempted*,zz_report",
                           icount=True, extra=("preempt=force",))
     assert passed > 100
     counters = next(l for l in r.lines if l.startswith("kernel-counters:"))
