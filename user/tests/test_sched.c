@@ -566,7 +566,7 @@ static seL4_Word ro_run(int n, const uint64_t *period_us, uint64_t spin_us, bool
         char v[8];
         bool forced = kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v));
         big = s_alloc_slot();
-        KASSERT_EQ(seL4_Untyped_Retype(s_pool(), seL4_CapTableObject, forced ? 11 : 16, ROOT, 0, 0, big, 1),
+        KASSERT_EQ(seL4_Untyped_Retype(s_pool(), seL4_CapTableObject, forced ? 11 : 14, ROOT, 0, 0, big, 1),
                    seL4_NoError);
     }
     uint64_t end = now_us() + spin_us;
@@ -635,14 +635,14 @@ KTEST(sched, threads_due_together_are_released_at_one_entry_in_order)
      * the kernel runs a long operation. (Without the invariant checker a
      * job and an entry take a few µs, within the ready slack: releases
      * come in groups anyway. In the check flavour each entry ends with the
-     * checker, which walks every slot; a 2^16-slot CNode, made after the
+     * checker, which walks every slot; a 2^14-slot CNode, made after the
      * first jobs, makes the root's entries several times longer than the
      * children's were.) */
     uint64_t period_us[S_MAX];
     for (int i = 0; i < S_MAX; i++)
         period_us[i] = 20000;
     bool complete;
-    seL4_Word logged = ro_run(S_MAX, period_us, 30000, true, &complete);
+    seL4_Word logged = ro_run(S_MAX, period_us, 25000, true, &complete);
     KASSERT_MSG(logged >= 2 * S_MAX, "only %lu jobs", (unsigned long)logged);
     printf("ktest: sched/threads_due_together: largest release batch %lu, %lu stopped at a preemption point, "
            "first jobs %lu us apart\n",
