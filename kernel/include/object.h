@@ -103,14 +103,6 @@ struct tcb {
     struct tcb *ready_prev;
     bool in_ready_queue;
     u32 release_pos; /* 1 + its index in the release heap while queued there, else 0 */
-    /* An Untyped_Retype of this thread stopped at a preemption point after
-     * `done` objects (untyped.c): the restarted call goes on from there if
-     * it is the same call and its objects are still in place. */
-    struct {
-        const cte_t *untyped; /* NULL: nothing to go on with */
-        const cte_t *dest;
-        word_t type, user_size_bits, count, done;
-    } retype;
 #if CONFIG_DEBUG_BUILD
     struct tcb *debug_next; /* every TCB, for DebugDumpScheduler */
     struct tcb *debug_prev;

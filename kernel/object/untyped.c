@@ -184,67 +184,27 @@ static bool reset_untyped(cte_t *slot)
     return true; /* not reached: offset reaches 0 within the bound */
 }
 
-/* The perform step, from object `done` on (0 unless a preempted call goes
- * on). It can stop only at a preemption point: in the reset, before any
- * object exists, or after an object, with the progress in the caller's TCB.
- * Both leave the untyped consistent: the watermark covers all `count`
- * objects from the first step on (what is not created yet is still zero),
- * and the objects made so far are in place with their caps. */
-static struct syscall_error perform_retype(struct tcb *caller, cte_t *ut_slot, bool reset, enum object_type type,
-                                           word_t user_size_bits, word_t obj_bits, cte_t *dest, word_t count,
-                                           word_t done)
+/* The perform step. Only the reset can stop early (preempted), and it leaves
+ * the untyped consistent: no objects are created until it has finished. */
+static struct syscall_error perform_retype(cte_t *ut_slot, bool reset, enum object_type type, word_t user_size_bits,
+                                           word_t obj_bits, cte_t *dest, word_t count)
 {
     if (reset && !reset_untyped(ut_slot))
         return preempted();
     cap_t ut = ut_slot->cap;
     paddr_t base = cap_obj(ut);
     bool device = cap_untyped_is_device(ut);
-    paddr_t first;
-    if (done == 0) {
-        /* Objects are placed back to back from the watermark rounded up to
-         * the object size; on a reset untyped that is its base address. */
-        first = ALIGN_UP(base + cap_untyped_free_index(ut), 1ul << obj_bits);
-        ut_slot->cap = untyped_set_free_index(ut, first + (count << obj_bits) - base);
-    } else {
-        first = base + cap_untyped_free_index(ut) - (count << obj_bits);
-    }
+    /* Objects are placed back to back from the watermark rounded up to the
+     * object size; on a reset untyped that is its base address. */
+    paddr_t first = ALIGN_UP(base + cap_untyped_free_index(ut), 1ul << obj_bits);
+    ut_slot->cap = untyped_set_free_index(ut, first + (count << obj_bits) - base);
     /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT (checked by the decoder); the
-     * constant in the condition makes the bound visible to the analyser,
-     * and the preemption point after each object makes one object the
-     * longest step. */
-    for (word_t i = done; i < CONFIG_RETYPE_FAN_OUT_LIMIT;) {
+     * constant in the condition makes the bound visible to the analyser. */
+    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++) {
         cap_t c = create_object(type, first + (i << obj_bits), user_size_bits, device);
         cdt_insert_new_cap(ut_slot, &dest[i], c);
-        if (++i == count)
-            break;
-        if (preemption_point()) {
-            caller->retype.untyped = ut_slot;
-            caller->retype.dest = dest;
-            caller->retype.type = type;
-            caller->retype.user_size_bits = user_size_bits;
-            caller->retype.count = count;
-            caller->retype.done = i;
-            return preempted();
-        }
     }
-    caller->retype.untyped = NULL;
     return no_error();
-}
-
-/* How many objects a preempted run of this call made, if the caller's
- * record names the same untyped slot, destination, type, size and count
- * and the watermark can be where that run left it (the decoder then checks
- * that the objects are still in their slots); else 0, a new call. The
- * record is used up either way. */
-static word_t retype_stopped_at(struct tcb *t, const cte_t *ut_slot, const cte_t *dest, word_t type,
-                                word_t user_size_bits, word_t obj_bits, word_t count)
-{
-    word_t done = t->retype.done;
-    bool same = t->retype.untyped == ut_slot && t->retype.dest == dest && t->retype.type == type &&
-                t->retype.user_size_bits == user_size_bits && t->retype.count == count && done != 0 &&
-                done < count && cap_untyped_free_index(ut_slot->cap) >= (count << obj_bits);
-    t->retype.untyped = NULL;
-    return same ? done : 0;
 }
 
 struct syscall_error decode_untyped_invocation(struct invocation *inv)
@@ -296,28 +256,11 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
     if (count > node_size - node_offset)
         return range_error(1, node_size - node_offset);
     cte_t *dest = cnode_slots(node) + node_offset;
-    /* A call that a preemption point stopped goes on where it stopped, if
-     * its first `done` objects are still in their slots; otherwise it is a
-     * new call, and a new call needs the whole destination empty (so a
-     * mismatch among the first `done` is DeleteFirst too, unless none of
-     * them is left). */
-    word_t done = retype_stopped_at(t, inv->slot, dest, type, user_size_bits, obj_bits, count);
-    paddr_t first = cap_obj(inv->cap) + cap_untyped_free_index(inv->cap) - (count << obj_bits);
     /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT here; the constant in the
      * condition makes the bound visible to the analyser. */
-    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++) {
-        if (cap_is_null(dest[i].cap)) {
-            if (i < done && i != 0)
-                return error0(ERR_DELETE_FIRST);
-            if (i < done)
-                done = 0; /* nothing of the stopped run is left: a new call */
-        } else if (i >= done || !cap_is_physical(dest[i].cap) || cap_obj(dest[i].cap) != first + (i << obj_bits)) {
+    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++)
+        if (!cap_is_null(dest[i].cap))
             return error0(ERR_DELETE_FIRST);
-        }
-    }
-    if (done != 0) /* its memory was taken when it began */
-        return perform_retype(t, inv->slot, false, (enum object_type)type, user_size_bits, obj_bits, dest, count,
-                              done);
 
     /* No children: the untyped will be reset, so all of it is available. */
     bool reset = !cdt_has_children(inv->slot);
@@ -328,7 +271,7 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
     if (cap_untyped_is_device(inv->cap) && type != OBJ_UNTYPED && !is_frame_type(type))
         return error1(ERR_INVALID_ARGUMENT, 1);
 
-    return perform_retype(t, inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count, 0);
+    return perform_retype(inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count);
 }
 
 #if CONFIG_INVARIANT_CHECKS
