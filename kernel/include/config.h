@@ -25,7 +25,17 @@
 #endif
 
 #define CONFIG_ROOT_CNODE_SIZE_BITS 13
+/* Capability decoding walks at most this many CNodes per lookup (seL4
+ * allows one per bit, 64). A lookup that would enter a further CNode fails
+ * with DepthMismatch (docs/object-model.md "Addressing"). A system
+ * parameter: it bounds every lookup's worst case (docs/wcet.md). */
+#define CONFIG_MAX_CSPACE_DEPTH 4
 #define CONFIG_NUM_PRIORITIES 256
+/* At most this many scheduling contexts of one core are configured
+ * sporadic (budget < period) at a time; ConfigureFlags refuses one more
+ * with NotEnoughMemory (docs/scheduling.md "Release queue"). It is the
+ * capacity of the release queue, whose operations take log2 of it steps. */
+#define CONFIG_MAX_SPORADIC_SCS 256
 #define CONFIG_MAX_NUM_NODES 1
 #define CONFIG_NUM_DOMAINS 1
 #define CONFIG_BOOT_THREAD_TIME_SLICE_MS 5

@@ -27,7 +27,9 @@ struct lookup_result {
 };
 
 /* Walk cptr's top `depth` bits from the CNode cap `root` (seL4's
- * resolveAddressBits). Stops at the first non-CNode cap reached. */
+ * resolveAddressBits). Stops at the first non-CNode cap reached; fails
+ * (DepthMismatch, bits found 0) where it would enter a CNode beyond the
+ * CONFIG_MAX_CSPACE_DEPTH-th. */
 struct lookup_result resolve_address_bits(cap_t root, cptr_t cptr, word_t depth);
 /* Look up a cap for invocation: depth 64 from the thread's CSpace root. */
 struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr);
@@ -38,9 +40,9 @@ static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(ca
 
 /* The slot resolve_address_bits(root, cptr, 64) finds, or NULL, without the
  * failure details (which a cap fault does not report under MCS), walking
- * at most max_levels CNodes (NULL if more are needed). Each level consumes
- * at least one bit, so 64 levels always suffice. Kept inline: it is the
- * first thing every system call does. */
+ * at most max_levels CNodes (NULL if more are needed; max_levels <=
+ * CONFIG_MAX_CSPACE_DEPTH). Kept inline: it is the first thing every system
+ * call does. */
 static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
 {
     word_t remaining = 64;

@@ -102,6 +102,7 @@ struct tcb {
     struct tcb *ready_next; /* ready queue of its priority */
     struct tcb *ready_prev;
     bool in_ready_queue;
+    u32 release_pos; /* 1 + its index in the release heap while queued there, else 0 */
 #if CONFIG_DEBUG_BUILD
     struct tcb *debug_next; /* every TCB, for DebugDumpScheduler */
     struct tcb *debug_prev;

@@ -39,6 +39,8 @@ enum debug_counter {
     COUNTER_LONGEST_ENTRY_LABEL = 6, /* message label (a1 >> 12) of that system call */
     COUNTER_FASTPATH_CALL = 7,       /* Calls done by the fastpath (debug builds) */
     COUNTER_FASTPATH_REPLY_RECV = 8, /* ReplyRecvs done by the fastpath (debug builds) */
+    COUNTER_RELEASE_BATCH_MAX = 9,   /* most threads released by one release_ready_threads (debug builds) */
+    COUNTER_RELEASE_STOPPED = 10,    /* releases left for the next entry at a preemption point (debug builds) */
     NUM_DEBUG_COUNTERS,
 };
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];

@@ -9,6 +9,7 @@
 #include <arch/csr.h>
 #include <config.h>
 #include <object.h>
+#include <release.h>
 #include <types.h>
 
 #define PRIO_WORDS (CONFIG_NUM_PRIORITIES / 64)
@@ -19,11 +20,6 @@ struct sched_node {
     struct tcb *ready_tail[CONFIG_NUM_PRIORITIES];
     word_t bitmap_top;         /* bit i: bitmap[i] non-zero */
     word_t bitmap[PRIO_WORDS]; /* bit p%64 of word p/64: queue p non-empty */
-    /* Runnable threads waiting for their SC's next refill, earliest release
-     * first (FIFO among equal times). Linked through ready_next/ready_prev:
-     * a thread is in at most one of the ready and release queues. */
-    struct tcb *release_head;
-    struct tcb *release_tail;
     /* The SC charged for the time since `stamp` (the one the last exit ran),
      * or NULL (idle, or it stopped running during this entry). */
     struct sched_context *cur_sc;
@@ -40,6 +36,14 @@ struct sched_node {
     /* Measurements (docs/scheduling.md), in instructions. */
     u64 n_reprograms, reprogram_instret, n_sc_switches, sc_switch_instret, sc_switch_max;
     u64 overrun_max; /* ticks used past the head refill when exhaustion was noticed */
+    /* Runnable threads waiting for their SC's next refill, earliest
+     * release first (release.h). Only a thread on a sporadic SC waits there,
+     * one per SC, and SchedControl_ConfigureFlags admits at most
+     * CONFIG_MAX_SPORADIC_SCS sporadic SCs per core, so it never overflows.
+     * Last in the node (6 KiB): the fields above keep their offsets, which
+     * the fastpath reaches with one instruction less. */
+    struct release_queue release;
+    u32 sporadic_scs; /* configured sporadic SCs of this core (thread.c) */
 };
 extern struct sched_node sched_nodes[CONFIG_MAX_NUM_NODES];
 /* This core's state. Single core for now; SMP indexes by hart. */

@@ -19,6 +19,13 @@ void sched_context_init(struct sched_context *sc, u32 size_bits);
 
 /* Has ConfigureFlags given this context any time? */
 static inline bool sc_configured(const struct sched_context *sc) { return sc->budget != 0; }
+/* Configured sporadic (budget < period): the only kind whose thread can wait
+ * in the release queue (a round-robin head is always released), so it counts
+ * against CONFIG_MAX_SPORADIC_SCS (thread.h sched_admit_sporadic). */
+static inline bool sc_waits_for_release(const struct sched_context *sc)
+{
+    return sc_configured(sc) && sc->period != 0 && sc->period != sc->budget;
+}
 /* seL4's sc_released: configured and its head refill usable now. With only
  * round-robin refills the head is always ready once configured. */
 bool sc_released(const struct sched_context *sc);

@@ -108,6 +108,16 @@ static ALWAYS_INLINE void thread_activate_vspace(struct tcb *t)
 }
 /* Boot: prepare the idle thread, which runs when no thread can (thread.c). */
 void thread_init_idle(void);
+/* Release-queue admission (docs/scheduling.md "Release queue"): may one
+ * more SC of this core become sporadic? sched_count_sporadic records an SC's
+ * change from was to is (sc_waits_for_release before and after). */
+bool sched_admit_sporadic(void);
+void sched_count_sporadic(bool was, bool is);
+#if CONFIG_INVARIANT_CHECKS
+/* What is wrong with the release queue (heap order, positions, admission
+ * count), or NULL: for the invariant checker. */
+const char *sched_invariant_violation(void);
+#endif
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);
 /* sc is being reconfigured or deleted: if it is the current SC it stops

@@ -19,10 +19,9 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
     if (cap_type(node) != CAP_CNODE)
         return r;
     word_t remaining = depth;
-    /* Every level consumes at least one bit (a CNode's radix is at least 1:
-     * Retype refuses size 0 and the boot CNode has radix 13) and depth <= 64,
-     * so the loop runs at most 64 times: the bound the WCET analyser uses. */
-    for (int level = 0; level < 64; level++) {
+    /* At most CONFIG_MAX_CSPACE_DEPTH CNodes, whatever the cptr: the
+     * enforced bound of the decode loop (seL4 would go on, up to 64). */
+    for (int level = 0; level < CONFIG_MAX_CSPACE_DEPTH; level++) {
         word_t radix = cap_cnode_radix(node);
         word_t guard_size = cap_cnode_guard_size(node);
         word_t level_bits = radix + guard_size;
@@ -53,8 +52,10 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
         }
         node = slot->cap;
     }
-    /* Unreachable (see the bound above); report it as a depth mismatch
-     * rather than trusting that reasoning blindly. */
+    /* The last allowed level held a CNode cap and bits are left: the walk
+     * may not enter it. Reported as a walk that stopped with bits left
+     * (DepthMismatch, bits found 0), the error a CNode-style lookup gives
+     * at a non-CNode cap. */
     r.failure.type = LOOKUP_DEPTH_MISMATCH;
     r.failure.bits_left = remaining;
     r.failure.bits_found = 0;
@@ -66,7 +67,7 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr)
     return resolve_address_bits(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64);
 }
 
-cte_t *lookup_slot(struct tcb *t, cptr_t cptr) { return cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64); }
+cte_t *lookup_slot(struct tcb *t, cptr_t cptr) { return cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH); }
 
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth)
 {

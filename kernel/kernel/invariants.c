@@ -40,6 +40,7 @@
 #include <invariants.h>
 #include <kernel.h>
 #include <objecttype.h>
+#include <thread.h>
 #include <untyped.h>
 #include <preemption.h>
 
@@ -305,6 +306,13 @@ void invariants_check(const char *when)
     debug_counters[COUNTER_INVARIANT_CHECKS]++;
     {
         const char *why = vspace_invariant_violation();
+        if (why) {
+            kprintf("\nKAIROS INVARIANT VIOLATION after %s: %s\n", when, why);
+            panic("invariant violation");
+        }
+    }
+    {
+        const char *why = sched_invariant_violation(); /* thread.c */
         if (why) {
             kprintf("\nKAIROS INVARIANT VIOLATION after %s: %s\n", when, why);
             panic("invariant violation");

@@ -183,7 +183,7 @@ static bool invoke_object(struct invocation *inv, unsigned flags)
 static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
 {
     word_t info = t->ctx.x[REG_A1];
-    cte_t *slot = cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64); /* lookup_slot, inline */
+    cte_t *slot = cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH); /* lookup_slot, inline */
     if (!slot) {
         if (flags & INVOKE_BLOCKING)
             cap_fault(t, cptr, false);

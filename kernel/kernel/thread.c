@@ -35,6 +35,7 @@
 #include <fault.h>
 #include <kernel.h>
 #include <notification.h>
+#include <preemption.h>
 #include <refill.h>
 #include <sched.h>
 #include <schedcontext.h>
@@ -136,55 +137,57 @@ static void ready_remove(struct tcb *t)
 
 /* ---- release queue ---- */
 
+/* Ordered by the head refill's release time (release.h: a heap, O(log n)
+ * per insertion or removal, FIFO among equal times as in seL4). */
 static u64 release_time(struct tcb *t) { return refill_head(t->sc)->release_time; }
 
-/* A thread not in a ready queue is in the release queue iff it has a
- * predecessor there or is its head (links are NULL outside any queue). */
-static bool in_release_queue(const struct tcb *t)
-{
-    return !t->in_ready_queue && (t->ready_prev != NULL || NODE->release_head == t);
-}
+static bool in_release_queue(const struct tcb *t) { return release_queue_holds(t); }
 
 static bool queued(const struct tcb *t) { return t->in_ready_queue || in_release_queue(t); }
 
-/* Insert t by its head refill's release time, behind equal times. The walk
- * starts at the tail (a later release than every queued one, the common
- * case, is O(1)) and visits each queued thread at most once: O(n) in the
- * number of threads waiting for a refill on this core, which the system's
- * admission policy bounds (only sporadic SCs wait here; as in seL4,
- * mcs-kernel.md §4.7). */
 static void release_insert(struct tcb *t)
 {
     struct sched_node *n = NODE;
-    u64 when = release_time(t);
-    struct tcb *after = n->release_tail;
-    while (after && release_time(after) > when)
-        after = after->ready_prev;
-    t->ready_prev = after;
-    t->ready_next = after ? after->ready_next : n->release_head;
-    if (t->ready_next)
-        t->ready_next->ready_prev = t;
-    else
-        n->release_tail = t;
-    if (after)
-        after->ready_next = t;
-    else
-        n->release_head = t;
+    /* Room: t's SC is sporadic (a round-robin head is always released),
+     * each queued thread has its own SC, and at most
+     * CONFIG_MAX_SPORADIC_SCS are sporadic (sched_admit_sporadic). */
+    kassert(n->release.count < CONFIG_MAX_SPORADIC_SCS);
+    release_queue_insert(&n->release, t, release_time(t));
 }
 
-static void release_remove(struct tcb *t)
+static void release_remove(struct tcb *t) { release_queue_remove(&NODE->release, t); }
+
+/* The earliest queued release is due at the time stamped at this entry
+ * (within the ready slack of refill_ready). */
+static ALWAYS_INLINE bool release_due(const struct sched_node *n)
+{
+    return n->release.count != 0 && n->release.heap[0].time <= n->stamp + refill_wcet();
+}
+
+bool sched_admit_sporadic(void) { return NODE->sporadic_scs < CONFIG_MAX_SPORADIC_SCS; }
+
+void sched_count_sporadic(bool was, bool is)
+{
+    NODE->sporadic_scs += (u32)is - (u32)was;
+}
+
+#if CONFIG_INVARIANT_CHECKS
+const char *sched_invariant_violation(void)
 {
     struct sched_node *n = NODE;
-    if (t->ready_prev)
-        t->ready_prev->ready_next = t->ready_next;
-    else
-        n->release_head = t->ready_next;
-    if (t->ready_next)
-        t->ready_next->ready_prev = t->ready_prev;
-    else
-        n->release_tail = t->ready_prev;
-    t->ready_next = t->ready_prev = NULL;
+    if (n->release.count > n->sporadic_scs || n->sporadic_scs > CONFIG_MAX_SPORADIC_SCS)
+        return "release queue: more threads than sporadic SCs, or too many sporadic SCs";
+    const char *why = release_queue_violation(&n->release);
+    if (why)
+        return why;
+    for (u32 i = 0; i < n->release.count; i++) {
+        const struct tcb *t = n->release.heap[i].tcb;
+        if (t->in_ready_queue || !thread_is_schedulable(t) || !sc_waits_for_release(t->sc))
+            return "release queue: a thread also ready, or not schedulable on a sporadic SC";
+    }
+    return NULL;
 }
+#endif
 
 void sched_dequeue(struct tcb *t)
 {
@@ -424,17 +427,34 @@ void thread_forget(struct tcb *t)
         current_thread = NULL;
 }
 
-/* Threads whose head refill is now ready go to the tail of their priority.
- * One iteration per released thread (each leaves the queue). Out of line:
- * the WCET annotation bounds its loop by function name. */
+/* Threads whose head refill is now ready go to the tail of their priority,
+ * earliest release first. A preemption point after each: with an interrupt
+ * pending the rest stay queued, and since the earliest of them is due the
+ * exit arms the timer for a time already passed, so the next entry (the
+ * pending interrupt, or that timer interrupt) goes on releasing. A thread
+ * whose SC's head moved after it was queued (the key is read at insertion)
+ * goes back with its new release time. Out of line: the WCET annotation
+ * bounds its loop by function name. */
 static NOINLINE void release_ready_threads(void)
 {
     struct sched_node *n = NODE;
-    while (n->release_head && refill_ready(n->release_head->sc, n->stamp)) {
-        struct tcb *t = n->release_head;
+    u32 k = 0;
+    while (k < CONFIG_MAX_SPORADIC_SCS && release_due(n)) {
+        struct tcb *t = n->release.heap[0].tcb;
         release_remove(t);
-        ready_insert(t, false);
+        if (refill_ready(t->sc, n->stamp))
+            ready_insert(t, false);
+        else
+            release_insert(t);
+        k++;
+        if (preemption_point()) {
+            if (CONFIG_DEBUG_BUILD && release_due(n))
+                debug_counters[COUNTER_RELEASE_STOPPED]++;
+            break;
+        }
     }
+    if (CONFIG_DEBUG_BUILD && k > debug_counters[COUNTER_RELEASE_BATCH_MAX])
+        debug_counters[COUNTER_RELEASE_BATCH_MAX] = k;
 }
 
 /* After the charge: a thread that yielded goes behind its equals (or to
@@ -479,11 +499,8 @@ static ALWAYS_INLINE u64 next_timeout(const struct sched_node *n)
         /* consumed < head amount: the SC could run (sc_can_run). */
         when = n->stamp + (refill_head(n->cur_sc)->amount - n->consumed);
     }
-    if (n->release_head) {
-        u64 r = release_time(n->release_head);
-        if (r < when)
-            when = r;
-    }
+    if (n->release.count != 0 && n->release.heap[0].time < when)
+        when = n->release.heap[0].time;
     return when;
 }
 
@@ -615,7 +632,7 @@ void kernel_exit(void)
     struct sched_node *n = NODE;
     if (unlikely(n->stamp == 0)) /* the exit that ends boot: time starts now */
         n->stamp = machine_time();
-    if (n->release_head && refill_ready(n->release_head->sc, n->stamp))
+    if (release_due(n))
         release_ready_threads();
     /* The current thread is a candidate if it may run and is in no queue;
      * it leaves the CPU if its SC cannot run now (budget used up, or an SC

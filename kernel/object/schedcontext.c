@@ -77,6 +77,7 @@ void sched_context_finalise(struct sched_context *sc)
     sched_context_unbind_notification(sc);
     sched_context_complete_yield_to(sc->yield_from); /* as seL4: the yielder gets the time so far */
     (void)sched_stop_charging(sc); /* its refills die with it: nothing to charge */
+    sched_count_sporadic(sc_waits_for_release(sc), false);
 }
 
 /* SchedControl_ConfigureFlags, after its checks (schedcontrol.c). */
@@ -89,6 +90,7 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
     u64 period = budget_us == period_us ? budget : us_to_ticks(period_us);
     word_t max_refills = extra_refills + REFILL_MIN_REFILLS; /* checked: refill_max_for_size */
     struct tcb *t = sc->tcb;
+    bool was_sporadic = sc_waits_for_release(sc);
     /* If it is running, what it used so far is taken off its head under the
      * old parameters (the entry found the head ready and sufficient for it);
      * the next exit re-checks its budget and, if it still runs, starts it
@@ -105,6 +107,7 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
         refill_new(sc, max_refills, budget, period, now);
     sc->badge = badge;
     sc->sporadic = (flags & SC_FLAG_SPORADIC) != 0;
+    sched_count_sporadic(was_sporadic, sc_waits_for_release(sc));
     if (t)
         thread_schedule(t); /* ready, or the release queue until its head is due */
 }

@@ -2,6 +2,7 @@
  * time. Checks in seL4's order (errors-by-invocation.md, SchedControl). */
 #include <invocation.h>
 #include <schedcontext.h>
+#include <thread.h>
 
 struct syscall_error decode_sched_control_invocation(struct invocation *inv)
 {
@@ -31,7 +32,11 @@ struct syscall_error decode_sched_control_invocation(struct invocation *inv)
     word_t max_refills = refill_max_for_size(cap_sched_context_size_bits(c));
     if (extra_refills > max_refills - REFILL_MIN_REFILLS)
         return range_error(0, max_refills - REFILL_MIN_REFILLS);
-    sched_context_configure((struct sched_context *)paddr_to_kptr(cap_obj(c)), budget, period, extra_refills, badge,
-                            flags);
+    struct sched_context *sc = (struct sched_context *)paddr_to_kptr(cap_obj(c));
+    /* Kairos: the release queue holds one thread per sporadic SC, up to
+     * CONFIG_MAX_SPORADIC_SCS; one more sporadic SC is refused. */
+    if (budget != period && !sc_waits_for_release(sc) && !sched_admit_sporadic())
+        return error1(ERR_NOT_ENOUGH_MEMORY, 0);
+    sched_context_configure(sc, budget, period, extra_refills, badge, flags);
     return no_error();
 }

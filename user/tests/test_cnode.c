@@ -338,6 +338,35 @@ KTEST(cnode, c3_multi_level_lookups)
     cleanup();
 }
 
+KTEST(cnode, decode_depth_limit_is_four_cnodes)
+{
+    /* Kairos decodes through at most CONFIG_MAX_CSPACE_DEPTH = 4 CNodes
+     * per lookup (seL4: up to 64). A chain of five radix-1 CNodes, each
+     * holding the next in slot 0: four levels resolve, the fifth is refused
+     * as a walk stopped with bits left (DepthMismatch, bits found 0). */
+    start();
+    seL4_CPtr ut = carve(12);
+    seL4_CPtr c[5];
+    for (int i = 0; i < 5; i++)
+        c[i] = make(ut, seL4_CapTableObject, 1);
+    for (int i = 0; i < 4; i++)
+        KASSERT_EQ(seL4_CNode_Copy(c[i], 0, 1, ROOT, c[i + 1], D, seL4_AllRights), seL4_NoError);
+    /* Depth 4 from c[0]: c[0][0] -> c[1][0] -> c[2][0] -> c[3][1]. */
+    KASSERT_EQ(seL4_CNode_Copy(c[0], 1, 4, ROOT, seL4_CapDomain, D, seL4_AllRights), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Copy(c[3], 1, 1, ROOT, seL4_CapDomain, D, seL4_AllRights), seL4_DeleteFirst);
+    KASSERT_EQ(seL4_CNode_Delete(c[0], 1, 4), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Copy(c[3], 1, 1, ROOT, seL4_CapDomain, D, seL4_AllRights), seL4_NoError);
+    /* Depth 5 would reach c[4][1] in seL4; here the walk may not enter
+     * c[4] (the fifth CNode): one bit left, none found. */
+    expect_depth(raw_simple(CNodeDelete, c[0], 2, 1, 5), 0, 1, 0);
+    expect_depth(raw_copy(c[0], 5, 1, 1, 5, ROOT, seL4_CapDomain, D, ALL), 0, 1, 0);
+    /* Entered directly, c[4] is one level: the slot is there and empty. */
+    KASSERT_EQ(seL4_CNode_Copy(c[4], 1, 1, ROOT, seL4_CapDomain, D, seL4_AllRights), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(c[1], 1, 4), seL4_NoError); /* c[1]->c[2]->c[3]->c[4][1] */
+    KASSERT_EQ(seL4_CNode_Copy(c[4], 1, 1, ROOT, seL4_CapDomain, D, seL4_AllRights), seL4_NoError);
+    cleanup();
+}
+
 KTEST(cnode, lookup_from_root_cptr_bits)
 {
     /* A cap to the root CNode minted with guard size 0 (radix 13) makes a

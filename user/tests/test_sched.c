@@ -130,7 +130,7 @@ static void expect_range(s_reply_t r, seL4_Word lo, seL4_Word hi)
 /* ---- child threads ------------------------------------------------- */
 
 #define S_STACK_WORDS 2048
-#define S_MAX 4
+#define S_MAX 8
 static seL4_Word s_stacks[S_MAX][S_STACK_WORDS] __attribute__((aligned(16)));
 
 typedef struct {
@@ -540,6 +540,201 @@ KTEST(sched, release_queue_is_ordered_by_release_time)
         last_start[id] = rq_time[i];
     }
     KASSERT_MSG(checked >= 6 && interleaved, "%d released jobs", checked);
+}
+
+/* Eight threads at one priority, each with its own sporadic SC, run one
+ * job (log, Yield) in spawn order; the next job of each is released one
+ * period after its first began. The periods shrink by 3 ms per thread, so
+ * the releases come in the reverse of the order they were queued in; the
+ * root, above them, spins until all are due, so all wait in the ready
+ * queue, where the release queue put them: their second jobs must run in
+ * the order of their releases (computed from the observed starts). */
+static volatile seL4_Word ro_log[32];
+static volatile uint64_t ro_time[32];
+static volatile seL4_Word ro_n;
+
+static void ro_job(seL4_Word id, seL4_Word unused)
+{
+    (void)unused;
+    for (;;) {
+        seL4_Word i = ro_n++;
+        if (i < 32) {
+            ro_log[i] = id;
+            ro_time[i] = rdtime();
+        }
+        seL4_Yield();
+    }
+}
+
+/* Run n children on sporadic SCs with the given periods (µs): first jobs
+ * in spawn order, then the root spins above them for spin_us (with
+ * long_entries, in a loop of system calls made long by a big CNode, see
+ * below) and lets them run again. Returns the number of jobs logged;
+ * *complete says whether every first job was logged before the root's spin. */
+static seL4_Word ro_run(int n, const uint64_t *period_us, uint64_t spin_us, bool long_entries, bool *complete)
+{
+    s_reset();
+    ro_n = 0;
+    for (int i = 0; i < n; i++)
+        (void)s_spawn(200, 500, period_us[i], ro_job, (seL4_Word)i, 0);
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 10), seL4_NoError); /* first jobs */
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 250), seL4_NoError);
+    /* With the host clock a stalled QEMU can use up a child's budget before
+     * its first log entry; then the order is not checked (*complete). */
+    KASSERT(ro_n == (seL4_Word)n || !exact_time());
+    *complete = ro_n == (seL4_Word)n;
+    seL4_CPtr big = 0;
+    if (long_entries) {
+        /* Under preempt=force deleting it restarts every few slots, each
+         * restart with a full invariant check: a smaller one there. */
+        char v[8];
+        bool forced = kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v));
+        big = s_alloc_slot();
+        KASSERT_EQ(seL4_Untyped_Retype(s_pool(), seL4_CapTableObject, forced ? 11 : 14, ROOT, 0, 0, big, 1),
+                   seL4_NoError);
+    }
+    uint64_t end = now_us() + spin_us;
+    while (now_us() < end)
+        if (long_entries)
+            seL4_Yield(); /* alone at its priority: returns at once */
+    if (big)
+        KASSERT_EQ(seL4_CNode_Delete(ROOT, big, 64), seL4_NoError);
+    KASSERT(ro_n == (seL4_Word)n || !*complete); /* released, not yet run */
+    KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, 10), seL4_NoError); /* second jobs */
+    /* The root runs again when every child has yielded (or, with the host
+     * clock, been throttled); wait for late ones a little. */
+    uint64_t late = now_us() + 100000;
+    while (ro_n < 2 * (seL4_Word)n && now_us() < late)
+        ;
+    seL4_Word logged = ro_n;
+    s_reset();
+    return logged;
+}
+
+/* The second jobs' order: by release time (first start + period), where
+ * two releases are at least `gap` ticks apart; equal ones in queueing
+ * order. */
+static void ro_check_second_round(int n, const uint64_t *period_us, uint64_t gap)
+{
+    for (int j = n + 1; j < 2 * n; j++) {
+        seL4_Word a = ro_log[j - 1], b = ro_log[j];
+        KASSERT(a < (seL4_Word)n && b < (seL4_Word)n);
+        uint64_t ra = ro_time[a] + period_us[a] * ticks_per_us();
+        uint64_t rb = ro_time[b] + period_us[b] * ticks_per_us();
+        KASSERT_MSG(rb + gap >= ra, "job %d (thread %lu) released %lu us before job %d (thread %lu)", j,
+                    (unsigned long)b, (unsigned long)((ra - rb) / ticks_per_us()), j - 1, (unsigned long)a);
+    }
+    for (int i = 0; i < n; i++)
+        KASSERT_EQ(ro_log[i], (seL4_Word)i);
+}
+
+KTEST(sched, release_order_is_release_time_not_queueing_order)
+{
+    uint64_t period_us[S_MAX];
+    for (int i = 0; i < S_MAX; i++)
+        period_us[i] = 40000 - 3000 * (uint64_t)i;
+    bool complete;
+    seL4_Word logged = ro_run(S_MAX, period_us, 45000, false, &complete);
+    KASSERT_MSG(logged >= 2 * S_MAX, "only %lu jobs", (unsigned long)logged);
+    if (!complete)
+        return; /* host clock: a child was throttled before its first log entry */
+    /* Releases 3 ms apart (less the first jobs' spacing): the order is
+     * checked with a 1 ms tolerance for a host stall between a job's start
+     * and its log entry, exactly under -icount. */
+    ro_check_second_round(S_MAX, period_us, exact_time() ? 0 : 1000 * ticks_per_us());
+    if (exact_time())
+        KASSERT_EQ(ro_log[S_MAX], (seL4_Word)(S_MAX - 1)); /* the shortest period comes back first */
+}
+
+#define COUNTER_RELEASE_BATCH_MAX 9
+#define COUNTER_RELEASE_STOPPED 10
+
+KTEST(sched, threads_due_together_are_released_at_one_entry_in_order)
+{
+    /* One period for all: the releases are one job plus one kernel entry
+     * apart. The root spins above the children in a loop of system calls
+     * that each last longer than several of those gaps, so several releases
+     * fall due during one entry and its exit releases them together, one
+     * preemption point after each: as with an interrupt that arrives while
+     * the kernel runs a long operation. (Without the invariant checker a
+     * job and an entry take a few µs, within the ready slack: releases
+     * come in groups anyway. In the check flavour each entry ends with the
+     * checker, which walks every slot; a 2^14-slot CNode, made after the
+     * first jobs, makes the root's entries several times longer than the
+     * children's were.) */
+    uint64_t period_us[S_MAX];
+    for (int i = 0; i < S_MAX; i++)
+        period_us[i] = 20000;
+    bool complete;
+    seL4_Word logged = ro_run(S_MAX, period_us, 25000, true, &complete);
+    KASSERT_MSG(logged >= 2 * S_MAX, "only %lu jobs", (unsigned long)logged);
+    printf("ktest: sched/threads_due_together: largest release batch %lu, %lu stopped at a preemption point, "
+           "first jobs %lu us apart\n",
+           (unsigned long)kairos_debug_counter(COUNTER_RELEASE_BATCH_MAX),
+           (unsigned long)kairos_debug_counter(COUNTER_RELEASE_STOPPED),
+           (unsigned long)((ro_time[S_MAX - 1] - ro_time[0]) / ticks_per_us()));
+    if (exact_time()) {
+        ro_check_second_round(S_MAX, period_us, 0);
+        /* same order as queued, all released, several at one entry */
+        for (int i = 0; i < S_MAX; i++)
+            KASSERT_EQ(ro_log[S_MAX + i], (seL4_Word)i);
+        /* Several due at one entry: released together, or (preempt=force)
+         * the rest left at a preemption point for the next entry. */
+        KASSERT_MSG(kairos_debug_counter(COUNTER_RELEASE_BATCH_MAX) >= 2 ||
+                        kairos_debug_counter(COUNTER_RELEASE_STOPPED) >= 1,
+                    "largest release batch %lu", (unsigned long)kairos_debug_counter(COUNTER_RELEASE_BATCH_MAX));
+    }
+}
+
+/* Release-queue admission: at most CONFIG_MAX_SPORADIC_SCS (256) sporadic
+ * SCs per core; one more is refused with NotEnoughMemory (MR0 0). A
+ * round-robin SC does not count, reconfiguring a sporadic SC as sporadic
+ * needs no room, and deleting one makes room. */
+KTEST(sched, sporadic_sc_admission_limit)
+{
+    seL4_CPtr ut = s_alloc_slot();
+    KASSERT_EQ(seL4_Untyped_Retype(s_pool(), seL4_UntypedObject, 17, ROOT, 0, 0, ut, 1), seL4_NoError);
+    seL4_CPtr first = 0, last_ok = 0;
+    int ok = 0;
+    s_reply_t refused = {0, 0, 0, 0};
+    for (int i = 0; i < 300; i++) {
+        seL4_CPtr sc = s_alloc_slot();
+        if (!first)
+            first = sc;
+        KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_SchedContextObject, 8, ROOT, 0, 0, sc, 1), seL4_NoError);
+        s_reply_t r = configure_raw(5, 1, sc, 1000, 10000, 0, 0, 0);
+        if (r.label != seL4_NoError) {
+            refused = r;
+            /* a round-robin configuration of the same SC is fine */
+            EXPECT(configure_raw(5, 1, sc, 1000, 1000, 0, 0, 0), seL4_NoError, 0);
+            break;
+        }
+        ok++;
+        last_ok = sc;
+    }
+    EXPECT(refused, seL4_NotEnoughMemory, 1);
+    KASSERT_EQ(refused.mr0, 0);
+    KASSERT_MSG(ok >= 200 && ok <= 256, "%d sporadic SCs admitted", ok);
+    seL4_CPtr extra = s_alloc_slot();
+    KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_SchedContextObject, 8, ROOT, 0, 0, extra, 1), seL4_NoError);
+    EXPECT(configure_raw(5, 1, extra, 1000, 10000, 0, 0, 0), seL4_NotEnoughMemory, 1);
+    /* Still sporadic with new parameters: no new room needed. */
+    EXPECT(configure_raw(5, 1, last_ok, 2000, 20000, 1, 0, 0), seL4_NoError, 0);
+    /* Round robin frees its place... */
+    EXPECT(configure_raw(5, 1, last_ok, 2000, 2000, 0, 0, 0), seL4_NoError, 0);
+    EXPECT(configure_raw(5, 1, extra, 1000, 10000, 0, 0, 0), seL4_NoError, 0);
+    EXPECT(configure_raw(5, 1, last_ok, 1000, 10000, 0, 0, 0), seL4_NotEnoughMemory, 1);
+    /* ...and so does deleting a sporadic SC. */
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, extra, 64), seL4_NoError);
+    EXPECT(configure_raw(5, 1, last_ok, 1000, 10000, 0, 0, 0), seL4_NoError, 0);
+    /* Revoking the untyped deletes them all: room for as many again. */
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ut, 64), seL4_NoError);
+    s_cursor = first < ut ? first : ut;
+    seL4_CPtr sc = s_make(seL4_SchedContextObject, 8);
+    EXPECT(configure_raw(5, 1, sc, 1000, 10000, 0, 0, 0), seL4_NoError, 0);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, sc, 64), seL4_NoError);
+    s_cursor = first < ut ? first : ut;
 }
 
 /* ================================================================== */
