@@ -67,6 +67,8 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/tasched/tasched.mk
 -include user/fuzz/fuzz.mk
 -include user/latency/latency.mk
+-include user/edf/edf.mk
+-include user/crit/crit.mk
 
 # ---- entry points ----
 bootstrap:
