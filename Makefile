@@ -69,6 +69,9 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/latency/latency.mk
 -include user/edf/edf.mk
 -include user/crit/crit.mk
+-include user/pd/pd.mk
+-include user/loader/loader.mk
+-include examples/examples.mk
 
 # ---- entry points ----
 bootstrap:

@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     ta_cli.register(sub)
     from kairos import fuzz
     fuzz.register(sub)
+    from kairos.system import cli as system_cli
+    system_cli.register(sub)
     try:
         from kairos.wcet import cli as wcet_cli
     except ImportError:  # the analyser is optional while it is being built
