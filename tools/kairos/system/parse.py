@@ -337,8 +337,6 @@ class Validator:
             for sc in p.sc_caps:
                 if sc.pd not in names:
                     raise self.fail(sc.line, f"schedcontext names protection domain '{sc.pd}', which does not exist")
-                if s.pd(sc.pd).passive:
-                    raise self.fail(sc.line, f"'{sc.pd}' is passive: it has no scheduling context of its own to share")
             seen_sc: dict[int, int] = {}
             for sc in p.sc_caps:
                 if sc.id in seen_sc:
