@@ -23,7 +23,7 @@
 #define PERIOD_US 10000ul
 #define MONITOR_BUDGET_US 1000ul
 #define GREEDY_BUDGET_US 3000ul
-#define CRITICAL_BUDGET_US 2000ul
+#define CRITICAL_BUDGET_US 2500ul
 #define BACKGROUND_SLICE_US 1000ul
 /* The greedy PD may exceed its budget in a window by one kernel entry: the
  * entry that notices the expiry runs past it (docs/scheduling.md, "Budget

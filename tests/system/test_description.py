@@ -55,7 +55,8 @@ def test_the_demo_description_parses_into_the_model(pd_images):
     bg = s.pd("background")
     assert bg.budget == bg.period == 1000
     critical = s.pd("critical")
-    assert critical.wcets["notified"].time == 700
+    assert critical.wcets == {} and s.pd("monitor").wcets["init"].time == 200
+    assert bg.deadline == 10000
     assert [(m.mr, m.vaddr, m.perms, m.setvar_vaddr) for m in critical.maps] == \
         [("job_state", 0x2000000, "rw", "job_state")]
     assert s.region("job_state").size == 0x1000 and s.region("job_state").phys_addr is None

@@ -84,3 +84,97 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--memory", "-m", default="1G", help="the platform's RAM, as for kairos run (default 1G)")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=_cmd_build)
+    register_analyze(sub)
+
+
+def _print_analysis(a, out) -> None:
+    from rich.table import Table
+
+    def us(v: float | None) -> str:
+        return "-" if v is None else f"{v:,.1f}"
+
+    t = Table(title=f"{a.system}: response-time analysis (times in µs, {a.cpu_mhz:g} cycles per µs)")
+    for col in ("PD", "prio", "crit", "budget/period", "job", "WCET", "from", "C", "B", "R", "D", "slack",
+                "U", "+budget", "verdict"):
+        t.add_column(col, justify="left" if col in ("PD", "job", "from", "verdict") else "right")
+    for r in a.pds:
+        t.add_row(r.name, str(r.priority), str(r.criticality), f"{r.budget}/{r.period}", r.job_entry,
+                  us(r.wcet_us), r.wcet_source, us(r.demand_us) if r.kind == "active" else "-",
+                  us(r.blocking_us) if r.kind == "active" else "-", us(r.response_us),
+                  str(r.deadline) if r.kind == "active" else "-", us(r.slack_us),
+                  f"{r.utilisation:.3f}" if r.kind == "active" else "-",
+                  "-" if r.sensitivity_us is None else str(r.sensitivity_us), r.verdict)
+    out.print(t)
+    k = a.kernel
+    out.print(f"kernel (per entry): system call {k['syscall_us']:,.1f} µs, exception {k['exception_us']:,.1f} µs, "
+              f"interrupt {k['interrupt_us']:,.1f} µs, interrupt response {k['interrupt_response_us']:,.1f} µs "
+              f"({k['source']})")
+    for r in a.pds:
+        for n in r.notes:
+            out.print(f"note: {r.name}: {n}")
+    for m in a.missing:
+        out.print(f"missing: {m}")
+    misses = [r.name for r in a.pds if r.verdict.startswith("MISS")]
+    out.print(f"total reserved utilisation {a.total_utilisation:.3f}; verdict: "
+              + ("schedulable" if a.schedulable else "NOT schedulable"
+                 + (f" ({', '.join(misses)} may miss {'its' if len(misses) == 1 else 'their'} deadline)"
+                    if misses else "")))
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from rich.console import Console
+
+    from kairos.runner import build_kernel, default_kernel
+    from kairos.system.analysis import AnalysisError, Analyser, kernel_costs_for, kernel_costs_from_json
+
+    search = [Path(p) for p in args.search_path]
+    try:
+        system = parse_system(args.system, search)
+    except DescriptionError as e:
+        print(f"kairos analyze: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        if args.cpu_mhz <= 0:
+            raise AnalysisError("--cpu-mhz must be positive")
+        if args.kernel_wcet:
+            kernel = kernel_costs_from_json(Path(args.kernel_wcet))
+        else:
+            elf = Path(args.kernel) if args.kernel else build_kernel(args.flavour)
+            if not elf.is_file():
+                raise AnalysisError(f"kernel {elf} does not exist")
+            kernel = kernel_costs_for(system, elf, REPO_ROOT / "kernel" / "wcet-annotations.toml",
+                                      REPO_ROOT / "build" / args.flavour / "analysis", args.model)
+        a = Analyser(system, kernel, args.cpu_mhz, use_wcet_tool=not args.declared_only, model=args.model).run()
+    except (AnalysisError, RunError) as e:
+        print(f"kairos analyze: error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        write_atomically(Path(args.json), (json.dumps(asdict(a), indent=2) + "\n").encode())
+    if not args.quiet:
+        _print_analysis(a, Console(width=200))
+    return 0 if a.schedulable else 1
+
+
+def register_analyze(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("analyze", help="response-time analysis of a system description (docs/analysis.md)")
+    p.add_argument("system", help="the system description")
+    p.add_argument("--search-path", action="append", default=[], help="where program images are looked up")
+    p.add_argument("--kernel-wcet", metavar="FILE.json",
+                   help="kernel overheads from this `kairos wcet --json` report (default: analyse the kernel "
+                        "with this system's loop bounds, cached under build/<flavour>/analysis)")
+    p.add_argument("--kernel", help="the kernel ELF to analyse (default: build/<flavour>/kernel.elf)")
+    p.add_argument("--flavour", default="debug", choices=["debug", "check", "release"])
+    p.add_argument("--model", default="simple", choices=["simple", "u54", "u54-lru"],
+                   help="processor model for kairos wcet (default simple: at least one cycle per instruction, "
+                        "an upper bound of time on QEMU -icount; u54 for the SiFive U54)")
+    p.add_argument("--cpu-mhz", type=float, default=1000.0,
+                   help="cycles per microsecond (default 1000: one model cycle is 1 ns, the time base of "
+                        "QEMU -icount shift=0)")
+    p.add_argument("--declared-only", action="store_true",
+                   help="do not run kairos wcet on PD programs; use declared WCETs or budgets")
+    p.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.set_defaults(func=_cmd_analyze)
