@@ -128,7 +128,6 @@ def test_system_annotations_replace_the_64_thread_and_refill_figures():
     assert "max = 7 " in block
     block = text.split('function = "tqueue_insert"')[1].split("[[loop]]")[0]
     assert "max = 6 " in block
-    assert 'function = "resolve_address_bits"\nmax = 2' in text
 
 
 @pytest.mark.parametrize("name, status", [("demo", 0), ("passive_server", 0), ("device", 0), ("infeasible", 1)])

@@ -38,24 +38,6 @@ IRQ_ENTRY = "trap_entry@handle_interrupt,!kprintf"
 # Loops of kernel/wcet-annotations.toml whose bound is a system parameter:
 # the number of threads (queue walks) or of refills per SC.
 REFILL_LOOPS = ("merge_overlapping", "refill_budget_check")
-# Every CSpace in a described system is one CNode: the loader's root CNode
-# and each PD's 512-slot CNode, which the PD cannot extend (it holds no CNode
-# capability). A lookup therefore walks one level; the kernel's own bound is
-# 64 levels, one bit each. (A stale line falls back to the analyser's 64.)
-SINGLE_LEVEL_CSPACE = """
-
-# --- added by kairos analyze: every CSpace of this system is one CNode -------
-[[loop]]
-function = "resolve_address_bits"
-max = 2
-note = "This system's CSpaces are single CNodes (docs/analysis.md): one level, and the exit test."
-
-[[loop]]
-function = "handle_invocation"
-line = "cspace.h:55"
-max = 2
-note = "cspace_walk inlined: one level, as above."
-"""
 
 
 class AnalysisError(Exception):
@@ -105,7 +87,7 @@ def system_annotations(base: str, threads: int, refills: int) -> str:
             value = refills + 1 if m.group(1) in REFILL_LOOPS else threads + 1
             b = re.sub(r"^max = 65$", f"max = {value}  # this system's figure (was 65)", b, flags=re.M)
         out.append(b)
-    return "[[loop]]".join(out) + SINGLE_LEVEL_CSPACE
+    return "[[loop]]".join(out)
 
 
 def system_parameters(system: SystemDescription) -> tuple[int, int]:
