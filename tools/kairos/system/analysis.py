@@ -27,8 +27,9 @@ from kairos.system.model import ProtectionDomain, SystemDescription
 # SchedControl, IRQControl, page-table, frame or ASID capability (the loader
 # gives none: docs/system-description.md), so the system-call paths through
 # those decoders are infeasible for it; console output is left out too (a
-# real-time configuration prints nothing).
-PD_UNREACHABLE = ("kprintf", "machine_putc", "decode_untyped_invocation", "decode_cnode_invocation",
+# real-time configuration prints nothing), and so is the schedule trace's
+# dump, which runs once, when the machine halts.
+PD_UNREACHABLE = ("kprintf", "machine_putc", "trace_dump", "decode_untyped_invocation", "decode_cnode_invocation",
                   "decode_tcb_invocation", "decode_sched_control_invocation", "decode_irq_control_invocation",
                   "decode_page_table_invocation", "decode_frame_invocation", "decode_asid_control_invocation",
                   "decode_asid_pool_invocation", "decode_domain_invocation")

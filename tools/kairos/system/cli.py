@@ -85,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=_cmd_build)
     register_analyze(sub)
+    register_trace_schedule(sub)
 
 
 def _print_analysis(a, out) -> None:
@@ -178,3 +179,93 @@ def register_analyze(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     p.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(func=_cmd_analyze)
+
+
+def _cmd_trace_schedule(args: argparse.Namespace) -> int:
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from kairos.runner import run
+    from kairos.system.analysis import job_entry
+    from kairos.system.schedtrace import TraceError, gantt, parse_trace, thread_stats
+
+    kinds: dict[str, str] = {}
+    deadlines: dict[str, float] = {}
+    if args.system:
+        try:
+            system = parse_system(args.system, [Path(p) for p in args.search_path])
+        except DescriptionError as e:
+            print(f"kairos trace schedule: error: {e}", file=sys.stderr)
+            return 2
+        kinds = {p.name: job_entry(system, p) for p in system.pds if not p.passive}
+        deadlines = {p.name: float(p.deadline) for p in system.pds if not p.passive}
+    try:
+        if args.log:
+            lines = Path(args.log).read_text(errors="replace").splitlines()
+        else:
+            r = run(args.image, kernel=args.kernel, flavour=args.flavour, timeout=args.timeout, icount=True,
+                    append="trace=on", expect=r"^ktrace-end$", memory=args.memory)
+            lines = r.lines
+            if not r.passed:
+                raise TraceError(f"the run ended without a trace: {r.reason}")
+            if args.save_log:
+                Path(args.save_log).write_text("\n".join(lines) + "\n")
+        trace = parse_trace(lines)
+    except (TraceError, RunError, OSError) as e:
+        print(f"kairos trace schedule: error: {e}", file=sys.stderr)
+        return 2
+    stats = thread_stats(trace, kinds, deadlines)
+    paths = [p for p in (args.png, args.svg) if p]
+    if paths:
+        window = None
+        if args.window:
+            lo, _, hi = args.window.partition(":")
+            window = (float(lo), float(hi))
+        gantt(trace, stats, paths, title=f"{args.image}: schedule", window=window)
+    out = Console(width=160)
+    t = Table(title=f"schedule trace: {len(trace.events)} events ({trace.dropped} dropped), "
+                    f"{trace.end_us:,.0f} µs, {trace.ticks_per_us:g} ticks per µs")
+    for col in ("thread", "job", "jobs", "worst response (µs)", "deadline (µs)", "misses", "max used per job (µs)",
+                "busy (µs)", "budget exhausted", "timeouts"):
+        t.add_column(col, justify="left" if col in ("thread", "job") else "right")
+    rows = {}
+    for name, s in stats.items():
+        worst = s.worst_response_us()
+        rows[name] = {"job_kind": s.job_kind, "jobs": len(s.completed()), "worst_response_us": worst,
+                      "deadline_us": s.deadline_us, "misses": len(s.misses()),
+                      "max_used_per_job_us": s.max_job_busy_us(), "busy_us": s.busy_us,
+                      "budget_exhausted": len(s.throttles), "timeouts": len(s.timeouts)}
+        t.add_row(name, s.job_kind, str(len(s.completed())), "-" if worst is None else f"{worst:,.1f}",
+                  "-" if s.deadline_us is None else f"{s.deadline_us:,.0f}", str(len(s.misses())),
+                  f"{s.max_job_busy_us():,.1f}", f"{s.busy_us:,.0f}", str(len(s.throttles)), str(len(s.timeouts)))
+    out.print(t)
+    for p in paths:
+        out.print(f"wrote {p}")
+    if args.json:
+        write_atomically(Path(args.json), (json.dumps({"ticks_per_us": trace.ticks_per_us, "events": len(trace.events),
+                                                      "dropped": trace.dropped, "end_us": trace.end_us,
+                                                      "threads": rows}, indent=2) + "\n").encode())
+    return 0
+
+
+def register_trace_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    # Reached as `kairos trace schedule ...` (cli.main routes it here: `kairos
+    # trace` itself is the WCET trace-validation command).
+    p = sub.add_parser("trace-schedule", help="run an image with the kernel's schedule trace: table and Gantt chart "
+                                              "(also: kairos trace schedule)")
+    p.add_argument("image", help="a root task image (from kairos build)")
+    p.add_argument("--system", help="its description: job kinds and deadlines per PD")
+    p.add_argument("--search-path", action="append", default=[])
+    p.add_argument("--png", help="write the Gantt chart as PNG")
+    p.add_argument("--svg", help="write the Gantt chart as SVG")
+    p.add_argument("--window", metavar="FROM:TO", help="chart only this time window (µs)")
+    p.add_argument("--json", metavar="OUT.json", help="per-thread figures as JSON")
+    p.add_argument("--log", help="read the trace from this console log instead of running the image")
+    p.add_argument("--save-log", help="write the run's console log here")
+    p.add_argument("--kernel", help="kernel ELF (default: build the --flavour kernel)")
+    p.add_argument("--flavour", default="debug", choices=["debug", "check"])
+    p.add_argument("--memory", "-m", default="1G")
+    p.add_argument("--timeout", type=float, default=300.0)
+    p.set_defaults(func=_cmd_trace_schedule)
