@@ -68,7 +68,8 @@ enum spec_opcode {
 };
 
 /* The label of the message a passive PD sends when its init is done
- * (fault labels are small: seL4_Fault_*). */
+ * (KAIROS_PD_INIT_DONE_LABEL in <kairos/pd.h>; fault labels are small:
+ * seL4_Fault_*). */
 #define SPEC_INIT_DONE_LABEL 0x4b44
 
 #endif

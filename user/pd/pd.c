@@ -98,7 +98,7 @@ void __kairos_pd_start(seL4_Word flags, seL4_Word ipc_buffer)
     if (flags & KAIROS_PD_FLAG_PASSIVE) {
         /* Report and wait in one call: the loader may take the scheduling
          * context only once this thread is blocked on its input. */
-        info = seL4_NBSendRecv(KAIROS_PD_LOADER, seL4_MessageInfo_new(0x4b44, 0, 0, 0), KAIROS_PD_INPUT, &badge,
+        info = seL4_NBSendRecv(KAIROS_PD_LOADER, seL4_MessageInfo_new(KAIROS_PD_INIT_DONE_LABEL, 0, 0, 0), KAIROS_PD_INPUT, &badge,
                                KAIROS_PD_REPLY);
     } else if (endpoint) {
         info = seL4_Recv(KAIROS_PD_INPUT, &badge, KAIROS_PD_REPLY);

@@ -24,7 +24,6 @@ SPEC_NAME_LEN = 32
 FIXED = 1 << 63
 SCHEDCONTROL = FIXED | 0xFFFF
 ROOT_CNODE = FIXED | 2            # seL4_CapInitThreadCNode
-INIT_DONE_LABEL = 0x4B44
 
 # Operation codes (spec.h enum spec_opcode).
 OP = dict(CREATE=1, DEVICE_FRAME=2, MINT=3, MAP_TABLE=4, MAP_FRAME=5, LOAD=6, ASID_ASSIGN=7, TCB_CONFIGURE=8,

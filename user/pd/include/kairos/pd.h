@@ -52,6 +52,10 @@ typedef seL4_Word kairos_channel;
 #define KAIROS_PD_FLAG_PASSIVE 1ul
 #define KAIROS_PD_FLAG_ENDPOINT 2ul
 
+/* The label of a passive PD's end-of-init report to the loader
+ * (SPEC_INIT_DONE_LABEL in user/loader/spec.h). */
+#define KAIROS_PD_INIT_DONE_LABEL 0x4b44
+
 /* ---- entry points the PD provides ---------------------------------- */
 void init(void);
 void notified(kairos_channel ch);
