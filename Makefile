@@ -1,7 +1,8 @@
 # Kairos top-level build.
 #   make run               boot the default system (debug kernel) on QEMU: the BootInfo
 #                          summary (user/rootinfo), then the mixed-criticality
-#                          demonstration (user/demo), deterministic under -icount
+#                          demonstration (examples/demo/system.xml, built by
+#                          kairos build), deterministic under -icount
 #   make test              every test: host unit tests, analyser tests, on-target suites
 #   make bench             benchmarks (release kernel)
 #   make latency-check     interrupt latency: regions bounded, stress task replayed
@@ -62,13 +63,15 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/lib/lib.mk
 -include user/tests/tests.mk
 -include user/rootinfo/rootinfo.mk
--include user/demo/demo.mk
 -include user/bench/bench.mk
 -include user/tasched/tasched.mk
 -include user/fuzz/fuzz.mk
 -include user/latency/latency.mk
 -include user/edf/edf.mk
 -include user/crit/crit.mk
+-include user/pd/pd.mk
+-include user/loader/loader.mk
+-include examples/examples.mk
 
 # ---- entry points ----
 bootstrap:
@@ -77,7 +80,8 @@ bootstrap:
 run: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
 	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/rootinfo/rootinfo.elf --timeout 60
-	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/user/demo/mcs_demo.elf --icount --timeout 120
+	$(KAIROS) build examples/demo/system.xml --search-path build/debug/examples/demo -o build/debug/examples/demo.elf
+	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/examples/demo.elf --icount --timeout 120
 
 test: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=check kernel user

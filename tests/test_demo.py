@@ -1,4 +1,5 @@
-"""The MCS demonstration (user/demo/mcs_demo.c, the default `make run`) and
+"""The MCS demonstration (examples/demo/system.xml built by `kairos build`,
+the default `make run`) and
 the exact scheduling figures under QEMU's -icount (docs/scheduling.md).
 
 The demo runs under `-icount shift=0`: one instruction is one nanosecond of
@@ -30,9 +31,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from kairos.cli import main
 from kairos.runner import run
 
-DEMO_ELF = REPO / "build" / "debug" / "user" / "demo" / "mcs_demo.elf"
+DEMO_XML = REPO / "examples" / "demo" / "system.xml"
+DEMO_PDS = REPO / "build" / "debug" / "examples" / "demo"
 KTEST_ELF = REPO / "build" / "check" / "user" / "tests" / "ktest.elf"
 PERIOD = re.compile(
     r"^period +(\d+): critical +(\d+) us +greedy +(\d+) us +background +(\d+) us +monitor +(\d+) us +"
@@ -49,10 +52,13 @@ def build_user(flavour: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_elf(debug_kernel) -> Path:
+def demo_elf(debug_kernel, tmp_path_factory) -> Path:
+    """The image `make run` boots: the description through `kairos build`."""
     build_user("debug")
-    assert DEMO_ELF.is_file()
-    return DEMO_ELF
+    image = tmp_path_factory.mktemp("demo") / "demo.elf"
+    assert main(["build", str(DEMO_XML), "--search-path", str(DEMO_PDS), "-o", str(image), "-q"]) == 0
+    assert image.is_file()
+    return image
 
 
 def period_lines(lines: list[str]) -> list[re.Match]:

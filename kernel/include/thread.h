@@ -7,6 +7,7 @@
 #include <object.h>
 #include <refill.h>
 #include <sched.h>
+#include <trace.h>
 
 /* The thread whose context the kernel entered from (NULL while idle, or once
  * the current thread's TCB has been finalised during this kernel entry). */

@@ -392,7 +392,14 @@ void boot_kernel(word_t hart_id, paddr_t dtb_pa)
     machine_init_timer(&fdt);
     machine_init_interrupts(&fdt);
     timer_init(fdt.timebase_freq);
+#if CONFIG_DEBUG_BUILD
+    /* A traced run takes the slow path for every IPC, where the switches are
+     * recorded (docs/schedule-traces.md). */
+    trace_on = bootargs_has("trace=on");
+    fastpath_init(!bootargs_has("fastpath=off") && !trace_on);
+#else
     fastpath_init(!bootargs_has("fastpath=off"));
+#endif
 #if CONFIG_INVARIANT_CHECKS
     preemption_forced = bootargs_has("preempt=force");
 #endif

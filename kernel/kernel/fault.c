@@ -101,6 +101,7 @@ void handle_timeout_fault(struct tcb *t)
 {
     /* A running thread continues where it is (after its ecall if the
      * system call was done) when the handler restarts it. */
+    TRACE(TRACE_TIMEOUT, t, 0);
     if (t->state == THREAD_RUNNING)
         t->ctx.fault_ip = t->ctx.pc;
     struct fault f = fault_new(FAULT_TIMEOUT, t->ctx.fault_ip);

@@ -321,6 +321,8 @@ void handle_syscall(word_t number)
 {
     struct tcb *t = current_thread;
     entry_stamp_begin(number, t->ctx.x[REG_A1] >> 12);
+    if ((sword_t)number >= SYS_YIELD) /* not the debug calls: a printf is one per character */
+        TRACE(TRACE_SYSCALL, t, number);
     /* Budget used up: the entry ends here, the thread goes off the CPU and
      * re-executes the ecall (pc is still FaultIP) once its budget is
      * replenished. */
@@ -370,6 +372,7 @@ void handle_syscall(word_t number)
         debug_dump_scheduler();
         break;
     case SYS_DEBUG_HALT:
+        trace_dump();
         kprintf("halting: debug halt requested by thread \"%s\"\n", thread_name(t));
         kernel_halt(false);
     case SYS_DEBUG_CAP_IDENTIFY: {

@@ -153,6 +153,7 @@ static void release_insert(struct tcb *t)
      * CONFIG_MAX_SPORADIC_SCS are sporadic (sched_admit_sporadic). */
     kassert(n->release.count < CONFIG_MAX_SPORADIC_SCS);
     release_queue_insert(&n->release, t, release_time(t));
+    TRACE(TRACE_THROTTLE, t, 0);
 }
 
 static void release_remove(struct tcb *t) { release_queue_remove(&NODE->release, t); }
@@ -334,6 +335,7 @@ void thread_schedule(struct tcb *t)
     /* Wake-up: a released head starts being used now. */
     if (t->sc != NODE->cur_sc)
         (void)refill_unblock_check(t->sc, NODE->stamp);
+    TRACE(TRACE_WAKE, t, 0);
     park(t);
 }
 
@@ -441,6 +443,7 @@ static NOINLINE void release_ready_threads(void)
     u32 k = 0;
     while (k < CONFIG_MAX_SPORADIC_SCS && release_due(n)) {
         struct tcb *t = n->release.heap[0].tcb;
+        TRACE(TRACE_RELEASE, t, 0);
         release_remove(t);
         if (refill_ready(t->sc, n->stamp))
             ready_insert(t, false);
@@ -551,7 +554,9 @@ void handle_pending_interrupts(void)
      * see the current time, also after an idle wait or in the middle of a
      * long operation (which is charged up to here). */
     update_timestamp();
-    if (machine_handle_pending_interrupts() & MACHINE_IRQ_TIMER)
+    word_t handled = machine_handle_pending_interrupts();
+    TRACE(TRACE_IRQ, current_thread, handled);
+    if (handled & MACHINE_IRQ_TIMER)
         NODE->armed = NO_TIMEOUT; /* the machine disarmed the timer */
 }
 
@@ -595,6 +600,8 @@ void thread_init_idle(void)
 static NORETURN NOINLINE void switch_to_idle(void)
 {
     struct tcb *idle = &idle_thread;
+    if (current_thread != NULL)
+        TRACE(TRACE_SWITCH, NULL, current_thread->state);
     current_thread = NULL;
     set_next_timeout();
     thread_activate_vspace(idle);
@@ -660,6 +667,8 @@ void kernel_exit(void)
     if (unlikely(next->yield_to != NULL))
         sched_context_complete_yield_to(next); /* it yielded; now it runs again */
     word_t fs = fpu_status_for(next);
+    if (next != current_thread)
+        TRACE(TRACE_SWITCH, next, current_thread ? current_thread->state : 0xff);
     current_thread = next;
     thread_activate_vspace(next);
     if (next->state == THREAD_RESTART) {
@@ -723,6 +732,12 @@ void debug_dump_scheduler(void)
 }
 
 const char *thread_name(const struct tcb *t) { return t->name[0] ? t->name : "(unnamed)"; }
+
+void debug_dump_thread_names(void)
+{
+    for (struct tcb *t = debug_threads; t; t = t->debug_next)
+        kprintf("ktrace-thread: %lx %s\n", (unsigned long)(word_t)t, thread_name(t));
+}
 
 void thread_set_name(struct tcb *t, const char *name, word_t max_len)
 {

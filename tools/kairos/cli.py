@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     ta_cli.register(sub)
     from kairos import fuzz
     fuzz.register(sub)
+    from kairos.system import cli as system_cli
+    system_cli.register(sub)
     try:
         from kairos.wcet import cli as wcet_cli
     except ImportError:  # the analyser is optional while it is being built
@@ -35,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["trace", "schedule"]:
+        # `kairos trace` is the WCET trace validation; its `schedule` form is
+        # the schedule trace of a system (kairos.system.cli).
+        argv = ["trace-schedule"] + argv[2:]
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
