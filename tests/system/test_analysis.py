@@ -119,15 +119,16 @@ def test_passive_server_blocking_and_charging(built, tmp_path):
     assert r["low"].blocking_us == pytest.approx(30)
 
 
-def test_system_annotations_replace_the_64_thread_and_refill_figures():
+def test_system_annotations_set_the_thread_and_refill_parameters():
+    import tomllib
     base = (REPO / "kernel" / "wcet-annotations.toml").read_text()
-    text = system_annotations(base, threads=5, refills=6)
-    assert "max = 65\n" not in text
-    assert 'function = "merge_overlapping"' in text
-    block = text.split('function = "merge_overlapping"')[1].split("[[loop]]")[0]
-    assert "max = 7 " in block
-    block = text.split('function = "tqueue_insert"')[1].split("[[loop]]")[0]
-    assert "max = 6 " in block
+    before = tomllib.loads(base)["parameters"]
+    after = tomllib.loads(system_annotations(base, threads=5, refills=6))["parameters"]
+    assert after["queue_length"]["default"] == 5 and after["refills_per_sc"]["default"] == 6
+    assert before["queue_length"]["default"] > 5
+    # Never above what the kernel enforces.
+    capped = tomllib.loads(system_annotations(base, threads=5, refills=99))["parameters"]
+    assert capped["refills_per_sc"]["default"] == before["refills_per_sc"]["default"]
 
 
 @pytest.mark.parametrize("name, status", [("demo", 0), ("passive_server", 0), ("device", 0), ("infeasible", 1)])

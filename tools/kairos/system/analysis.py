@@ -38,7 +38,6 @@ EXCEPTION_ENTRY = "trap_entry@handle_exception,!kprintf,!machine_putc"
 IRQ_ENTRY = "trap_entry@handle_interrupt,!kprintf"
 # Loops of kernel/wcet-annotations.toml whose bound is a system parameter:
 # the number of threads (queue walks) or of refills per SC.
-REFILL_LOOPS = ("merge_overlapping", "refill_budget_check")
 
 
 class AnalysisError(Exception):
@@ -77,18 +76,20 @@ def kernel_costs_from_json(path: Path) -> KernelCosts:
 
 
 def system_annotations(base: str, threads: int, refills: int) -> str:
-    """kernel/wcet-annotations.toml with the system-parameter loops (thread
-    queues, refill rings: annotated for 64 of each) bounded by this
-    system's figures."""
-    blocks = base.split("[[loop]]")
-    out = [blocks[0]]
-    for b in blocks[1:]:
-        m = re.search(r'function = "([^"]+)"', b)
-        if m and re.search(r"^max = 65$", b, re.M):
-            value = refills + 1 if m.group(1) in REFILL_LOOPS else threads + 1
-            b = re.sub(r"^max = 65$", f"max = {value}  # this system's figure (was 65)", b, flags=re.M)
-        out.append(b)
-    return "[[loop]]".join(out)
+    """kernel/wcet-annotations.toml with its system parameters (the threads
+    on one wait queue, the refills of one scheduling context) set to this
+    system's figures: the loop bounds are written in terms of them
+    (docs/wcet.md "Annotation format"). A figure above the file's default
+    (for the refills: the cap the kernel enforces) is not used."""
+    def set_default(text: str, name: str, value: int) -> str:
+        pattern = rf"^({name} = {{ default = )(\d+)"
+        m = re.search(pattern, text, flags=re.M)
+        if m is None:
+            return text
+        return re.sub(pattern, lambda g: f"{g.group(1)}{min(value, int(g.group(2)))}", text, count=1,
+                      flags=re.M)
+    text = set_default(base, "queue_length", threads)
+    return set_default(text, "refills_per_sc", refills)
 
 
 def system_parameters(system: SystemDescription) -> tuple[int, int]:
