@@ -126,6 +126,7 @@ void delete_asid_pool(word_t base, paddr_t pool) { (void)base, (void)pool; }
 void delete_asid(word_t asid, paddr_t root) { (void)asid, (void)root; }
 const char *vspace_invariant_violation(void) { return NULL; }
 const char *ipc_invariant_violation(cap_t c) { (void)c; return NULL; }
+const char *sched_invariant_violation(void) { return NULL; } /* the scheduler is not linked */
 void thread_set_name(struct tcb *t, const char *name, word_t max_len) { (void)t, (void)name, (void)max_len; }
 const char *thread_name(const struct tcb *t) { (void)t; return "fuzz"; }
 void debug_register_thread(struct tcb *t) { (void)t; }
