@@ -36,7 +36,7 @@
 
 #define NT 16            /* worker threads: queue and release-queue length */
 #define STACK_WORDS 512
-#define DEPTH 8          /* CNode levels of the deep CSpace (8 bits each) */
+#define DEPTH 4          /* CNode levels of the deep CSpace (8 bits each): the kernel allows CONFIG_MAX_CSPACE_DEPTH = 4 */
 #define MSG_WORDS 120    /* seL4_MsgMaxLength */
 #define CALLS 8
 
@@ -368,10 +368,13 @@ static void long_messages(void)
     done("long_messages");
 }
 
-/* A chain of DEPTH CNodes of 2^8 slots, no guards: cptr 0 walks slot 0 of
- * every level (8 bits each, 64 in all) to a notification minted with a
- * badge in the last one, cptr 1 to an endpoint next to it. */
+/* A chain of DEPTH CNodes of 2^8 slots, each cap to them with an 8-bit zero
+ * guard: cptr 0 walks slot 0 of every level (16 bits each, 64 in all) to a
+ * notification minted with a badge in the last one, cptr 1 to an endpoint
+ * next to it. */
 #define DEEP_BADGE 0x5a
+/* CNode cap data: guard size 8 (bits 0-5), guard 0 (the bits above). */
+#define GUARD_8 8
 
 static void deep_cspace(void)
 {
@@ -381,12 +384,14 @@ static void deep_cspace(void)
     seL4_CPtr ntfn = make(seL4_NotificationObject, 0);
     seL4_CPtr ep = make(seL4_EndpointObject, 0);
     for (int d = 0; d + 1 < DEPTH; d++)
-        check(seL4_CNode_Copy(level[d], 0, 8, ROOT, level[d + 1], seL4_WordBits, seL4_AllRights), "CNode_Copy");
+        check(seL4_CNode_Mint(level[d], 0, 8, ROOT, level[d + 1], seL4_WordBits, seL4_AllRights, GUARD_8),
+              "CNode_Mint (guard)");
     check(seL4_CNode_Mint(level[DEPTH - 1], 0, 8, ROOT, ntfn, seL4_WordBits, seL4_AllRights, DEEP_BADGE),
           "CNode_Mint");
     check(seL4_CNode_Copy(level[DEPTH - 1], 1, 8, ROOT, ep, seL4_WordBits, seL4_AllRights), "CNode_Copy");
     configure_sc(worker_sc[0], LONG_US, LONG_US, 0);
-    check(seL4_TCB_SetSpace(worker_tcb[0], seL4_CapNull, level[0], 0, seL4_CapInitThreadVSpace, 0), "TCB_SetSpace");
+    check(seL4_TCB_SetSpace(worker_tcb[0], seL4_CapNull, level[0], GUARD_8, seL4_CapInitThreadVSpace, 0),
+          "TCB_SetSpace");
     start(0, deep_fn, 0, 0);
     let_run();
     stop_workers(1);
