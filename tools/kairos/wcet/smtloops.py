@@ -65,11 +65,13 @@ MASK64 = (1 << 64) - 1
 MAX_UNROLL = 1024
 #: Largest number of (iteration x instruction) steps one query may encode.
 MAX_STEPS = 40_000
-#: Solver time limit per check, milliseconds.
-CHECK_TIMEOUT_MS = 1000
-#: Time one loop's queries may take together, seconds (an answer that
+#: Solver effort per check (z3's deterministic resource limit, about a
+#: second of processor time), and a wall-clock safety limit in milliseconds.
+CHECK_RLIMIT = 3_000_000
+CHECK_TIMEOUT_MS = 60_000
+#: Processor time one loop's queries may take together, seconds (an answer that
 #: needs longer is "cannot decide": the loop needs an annotation).
-LOOP_BUDGET_S = 3.0
+LOOP_BUDGET_S = 5.0
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
 ENCODING_VERSION = "smtloops-1"
 
@@ -326,7 +328,7 @@ class LoopQuery:
         self.exit_branches = sorted({a for a, _t in loop.exit_edges
                                      if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
         self.steps = 0
-        self.deadline = time.monotonic() + LOOP_BUDGET_S
+        self.deadline = time.process_time() + LOOP_BUDGET_S
 
     # -- slices ---------------------------------------------------------------
     def slice_for(self, branch_blocks: Iterable[int]) -> frozenset[int]:
@@ -481,7 +483,7 @@ class LoopQuery:
                 out.mem = self._fresh_mem()
         if self.steps > MAX_STEPS:
             raise _Giveup("formula too large")
-        if time.monotonic() > self.deadline:
+        if time.process_time() > self.deadline:
             raise _Giveup("time budget")
         return out
 
@@ -642,6 +644,7 @@ class LoopQuery:
         self.steps = 0
         solver = z3.Solver()
         solver.set("timeout", CHECK_TIMEOUT_MS)
+        solver.set("rlimit", CHECK_RLIMIT)
         entered, st0 = self._encode(modelled, rel)
         if entered is False:
             raise _Giveup("loop not entered")
@@ -662,7 +665,7 @@ class LoopQuery:
         def extend(k: int) -> None:
             nonlocal st
             while len(lits) < k:
-                if time.monotonic() > self.deadline:
+                if time.process_time() > self.deadline:
                     raise _Giveup("time budget")
                 cont, st = self._iteration(st, rel, modelled)
                 a = z3.Bool(f"it{len(lits)}")
@@ -674,10 +677,13 @@ class LoopQuery:
 
         def possible(k: int) -> bool | None:
             extend(k)
-            left = self.deadline - time.monotonic()
-            if left <= 0.05:
+            if time.process_time() > self.deadline:
                 raise _Giveup("time budget")
-            solver.set("timeout", int(min(CHECK_TIMEOUT_MS, left * 1000)))
+            st_ = solver.statistics()
+            used = st_.get_key_value("rlimit count") if "rlimit count" in st_.keys() else 0
+            solver.set("rlimit", used + CHECK_RLIMIT)      # the limit counts from the solver's start
+            left = max(0.2, self.deadline - time.process_time())
+            solver.set("timeout", int(min(CHECK_TIMEOUT_MS, 3000 * left)))   # wall clock, for loaded machines
             r = solver.check(*lits[:k])
             if r == z3.unknown:
                 return None
@@ -717,11 +723,11 @@ class LoopQuery:
 
     #: Models tried in order, cheapest first: (encode the prefix, model
     #: memory, share of the time budget).
-    TIERS = ((False, False, 0.25), (True, False, 0.35), (True, True, 0.4))
+    TIERS = ((False, False, 0.15), (True, False, 0.6), (True, True, 0.25))
 
     def _tiers(self):
         for self.prefix, self.memory, share in self.TIERS:
-            self.deadline = time.monotonic() + share * LOOP_BUDGET_S
+            self.deadline = time.process_time() + share * LOOP_BUDGET_S
             yield
         self.prefix, self.memory = True, True
 
@@ -732,6 +738,8 @@ class LoopQuery:
             return None
         facts = list(facts)
         for _ in self._tiers():
+            if facts and not self.prefix:
+                continue        # a fact is about the value the guards before the loop let in
             b = self._bound_here(facts)
             if b is not None:
                 self.prefix, self.memory = True, True
@@ -740,7 +748,11 @@ class LoopQuery:
 
     def _bound_here(self, facts) -> int | None:
         best: int | None = None
-        for mod in self._choices():
+        fregs = {r for r, _m in facts}
+        fb = self.func.blocks
+        choices = sorted(self._choices(), key=lambda m: not any(
+            r in fregs for b in m for r in (fb[b].last.rs1, fb[b].last.rs2)))
+        for mod in choices:
             try:
                 b = self._search(mod, facts, limit=best - 1 if best else MAX_UNROLL)
             except (_Giveup, z3.Z3Exception):
@@ -752,18 +764,20 @@ class LoopQuery:
         return best
 
     def candidates(self) -> list[int]:
-        """Registers the exit tests depend on that hold an unknown value at
-        loop entry: the quantities a system parameter may bound (induction
-        registers first)."""
-        rel = self.slice_for(self.exit_branches)
-        written = {w for b in self.loop.blocks for i in self.func.blocks[b].instrs for w in i.writes}
-        try:
-            self.steps = 0
-            _e, st = self._encode(set(self.exit_branches), rel)
-        except (_Giveup, z3.Z3Exception):
-            return []
-        regs = [r for r in sorted(rel) if 0 < r < 32 and not isinstance(st.regs.get(r, 0), int)]
-        return sorted(regs, key=lambda r: (r not in written, r))
+        """Registers compared by the loop's exit tests, counters (written in
+        the loop) first: the values a system parameter may bound.  At most
+        three, each tried with its own slice."""
+        fb = self.func.blocks
+        written = {w for b in self.loop.blocks for i in fb[b].instrs for w in i.writes}
+        score: dict[int, int] = {}
+        for b in self.exit_branches:
+            br = fb[b].last
+            ops = [r for r in (br.rs1, br.rs2) if r]
+            for r in ops:
+                other_fixed = all(o not in written for o in ops if o != r)
+                s = 0 if (r in written and other_fixed) else 1 if r in written else 2
+                score[r] = min(score.get(r, 3), s)
+        return sorted(score, key=lambda r: (score[r], r))[:3]
 
     def defined_by(self, reg: int) -> list[int]:
         """Addresses of the instructions outside the loop that write ``reg``."""
@@ -801,14 +815,13 @@ class LoopQuery:
                     return "proved"
         # refuted: even the model (a superset of the real executions) always
         # takes `claimed` back edges
-        self.deadline = time.monotonic() + LOOP_BUDGET_S / 2
+        self.deadline = time.process_time() + LOOP_BUDGET_S / 2
         try:
             self.prefix, self.memory = True, False
             mod = set(self.exit_branches)
             solver, st, rel = self._unroller(mod)
             if solver.check() != z3.sat:
                 return "unknown"
-            solver.set("timeout", CHECK_TIMEOUT_MS)
             conts = []
             for _ in range(claimed):
                 cont, st = self._iteration(st, rel, mod)
