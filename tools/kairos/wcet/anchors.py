@@ -143,9 +143,9 @@ def convert(elf: str, toml_path: str, entries: list[str]) -> str:
         pat = re.compile(r'^line\s*=\s*"' + re.escape(f"{la.file}:{la.line}") + r'"\s*$')
         for i, l in enumerate(out_lines):
             if pat.match(l.strip()):
-                new = f"loop = {k}\n"
-                if snippet:
-                    new += "source = " + _toml_str(snippet) + "\n"
+                # the text alone where there is one: a loop's index may differ
+                # between builds (flavours inline differently), its text does not
+                new = ("source = " + _toml_str(snippet) + "\n") if snippet else f"loop = {k}\n"
                 out_lines[i] = new
                 break
     return "".join(out_lines)
