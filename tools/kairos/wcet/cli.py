@@ -104,12 +104,12 @@ def _run(args: argparse.Namespace, err) -> int:
         out = Console(width=max(out.width, 160))
         rows = driver.list_loops(args.elf, entries, ann, budget)
         t = Table(title="loops")
-        for col in ("function", "anchor", "header", "source", "contexts", "bound", "kind", "from"):
+        for col in ("function", "header", "source", "contexts", "bound", "kind", "anchor", "from"):
             t.add_column(col)
         for r in rows:
             bound = "UNBOUNDED" if r.unbounded and not r.bounds else \
                 ",".join(str(b) for b in sorted(r.bounds)) + (f" (+{r.unbounded} unbounded)" if r.unbounded else "")
-            t.add_row(r.function, r.anchor, f"{r.header:#x}", r.source, str(r.contexts), bound, r.kind, r.origin)
+            t.add_row(r.function, f"{r.header:#x}", r.source, str(r.contexts), bound, r.kind, r.anchor, r.origin)
         out.print(t)
         done, total = driver.loop_coverage(rows)
         kinds: dict[str, int] = {}
