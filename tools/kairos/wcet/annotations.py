@@ -22,6 +22,18 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
     function = "reply_error"       # function alone: it must contain exactly
     max = 6                        # one loop (robust against line changes)
 
+    [[loop]]                       # anchors that survive edits elsewhere:
+    function = "copy_words"        # the 2nd loop of copy_words in source
+    loop = 2                       # order, whose own source lines include
+    source = "i < n_words"         # this text (either or both; both must agree)
+    max = "msg_max_length + 1"     # an expression over [parameters]
+
+    [[loop]]                       # a bound the solver derives from a fact:
+    function = "merge_overlapping" # it proves "header <= X + c" for the value
+    loop = 1                       # X the loop starts from, given X <= the
+    parameter = "max_refills"      # parameter; `of` must occur in the source
+    of = "refill_count"            # line that computes X
+
     [[loop]]
     address = 0x80201a3c           # any instruction address inside the loop
     max = 16
@@ -32,6 +44,9 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
 
     [parameters]                   # system parameters, before the first [[loop]]
     queue_length = { default = 64, note = "threads per queue" }
+    max_refills = { default = 8, define = "CONFIG_MAX_REFILLS" }  # `define`:
+                                   # the kernel macro with the same value
+                                   # (checked against the headers by a test)
 
     [[loop]]
     function = "tqueue_insert"
@@ -73,7 +88,7 @@ from kairos.wcet.errors import WcetError
 
 @dataclass
 class LoopAnnotation:
-    max: int
+    max: int | None                # None: bounded from `parameter` by the solver
     origin: str
     function: str | None = None
     address: int | None = None
@@ -82,6 +97,12 @@ class LoopAnnotation:
     context: tuple[str, ...] = ()
     note: str = ""
     used: bool = False
+    index: int | None = None        # `loop = N`: N-th loop of the function in source order
+    source: str | None = None       # text on one of the loop's own source lines
+    parameter: str | None = None    # name in [parameters] bounding the loop's start value
+    parameter_value: int | None = None
+    of: str | None = None           # identifier on the line computing that value
+    path: str = ""                  # the annotation file
     limit: bool = False            # applies even where an automatic bound exists
     expression: str | None = None  # the parameter expression max came from
 
@@ -89,11 +110,19 @@ class LoopAnnotation:
         where = []
         if self.function:
             where.append(self.function)
+        if self.index is not None:
+            where.append(f"loop {self.index}")
+        if self.source is not None:
+            where.append(f"source {self.source!r}")
         if self.address is not None:
             where.append(f"{self.address:#x}")
         if self.file:
             where.append(f"{self.file}:{self.line}")
         return f"{self.origin} ({' '.join(where)})"
+
+    def place(self) -> str:
+        """``FILE: loop #N (function ...)`` for error messages."""
+        return f"{self.path or self.origin.split(' ')[0]}: {self.describe().split(' ', 1)[1]}"
 
 
 @dataclass
@@ -120,6 +149,7 @@ class Parameter:
     default: int
     value: int
     note: str = ""
+    define: str | None = None      # C macro that must have the same value
 
 
 _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -159,13 +189,16 @@ def _parameters(data: dict, path: str, given: dict[str, int]) -> dict[str, Param
         origin = f"{os.path.basename(path)} parameter {name}"
         if not name.isidentifier():
             raise WcetError(f"{origin}: the name must be an identifier")
-        if not isinstance(ent, dict) or "default" not in ent or set(ent) - {"default", "note"}:
-            raise WcetError(f"{origin}: expected {{ default = N, note = \"...\" }}")
+        if not isinstance(ent, dict) or "default" not in ent or set(ent) - {"default", "note", "define"}:
+            raise WcetError(f"{origin}: expected {{ default = N, note = \"...\", define = \"MACRO\" }}")
         default = _int(ent["default"], "default", origin)
         value = given.get(name, default)
         if default < 0 or value < 0:
             raise WcetError(f"{origin}: must be >= 0")
-        out[name] = Parameter(name, default, value, str(ent.get("note", "")))
+        define = ent.get("define")
+        if define is not None and (not isinstance(define, str) or not define.isidentifier()):
+            raise WcetError(f"{origin}: define must be the name of a C macro")
+        out[name] = Parameter(name, default, value, str(ent.get("note", "")), define)
     return out
 
 
@@ -203,25 +236,50 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
         origin = f"{base} loop #{i}"
         if not isinstance(ent, dict):
             raise WcetError(f"{origin}: must be a table")
-        extra = set(ent) - {"function", "address", "line", "max", "context", "note", "limit"}
+        extra = set(ent) - {"function", "address", "line", "max", "context", "note", "limit", "loop", "source",
+                            "parameter", "of"}
         if extra:
             raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
-        if "max" not in ent:
-            raise WcetError(f"{origin}: missing 'max'")
+        if "max" not in ent and "parameter" not in ent:
+            raise WcetError(f"{origin}: missing 'max' (or 'parameter')")
         expression = None
-        if isinstance(ent["max"], str) and not ent["max"].strip().lstrip("-").isdigit() \
+        mx: int | None = None
+        if "max" not in ent:
+            pass
+        elif isinstance(ent["max"], str) and not ent["max"].strip().lstrip("-").isdigit() \
                 and not ent["max"].strip().lower().startswith("0x"):
             expression = ent["max"]
             mx = evaluate(expression, values, origin)
         else:
             mx = _int(ent["max"], "max", origin)
-        if mx < 1:
+        if mx is not None and mx < 1:
             raise WcetError(f"{origin}: max must be >= 1 (header executions per loop entry)"
                             + (f"; {expression!r} gives {mx}" if expression else ""))
         if not isinstance(ent.get("limit", False), bool):
             raise WcetError(f"{origin}: limit must be true or false")
         la = LoopAnnotation(max=mx, origin=origin, note=str(ent.get("note", "")),
-                            limit=bool(ent.get("limit", False)), expression=expression)
+                            limit=bool(ent.get("limit", False)), expression=expression, path=path)
+        if "parameter" in ent:
+            pn = ent["parameter"]
+            if not isinstance(pn, str) or pn not in ann.parameters:
+                raise WcetError(f"{origin}: parameter {pn!r} is not in [parameters]")
+            la.parameter, la.parameter_value = pn, ann.parameters[pn].value
+            if "of" in ent:
+                if not isinstance(ent["of"], str) or not ent["of"].strip():
+                    raise WcetError(f"{origin}: of must be an identifier")
+                la.of = ent["of"].strip()
+        elif "of" in ent:
+            raise WcetError(f"{origin}: 'of' needs 'parameter'")
+        if "loop" in ent:
+            la.index = _int(ent["loop"], "loop", origin)
+            if la.index < 1:
+                raise WcetError(f"{origin}: loop must be >= 1 (the N-th loop of the function in source order)")
+        if "source" in ent:
+            if not isinstance(ent["source"], str) or not ent["source"].strip():
+                raise WcetError(f"{origin}: source must be a non-empty text from the loop's source line")
+            la.source = ent["source"].strip()
+        if (la.index is not None or la.source is not None) and "function" not in ent:
+            raise WcetError(f"{origin}: 'loop' and 'source' also need 'function'")
         if "function" in ent:
             if not isinstance(ent["function"], str):
                 raise WcetError(f"{origin}: function must be a string")

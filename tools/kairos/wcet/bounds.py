@@ -19,20 +19,30 @@ Automatic bounds (``auto_bound``) work on one loop of one function:
    compares) until it leaves the loop; the header bound is that iteration
    number + 1.  The smallest bound over all exit tests is used.
 
-Anything else needs an annotation (see ``annotations``); ``loop_bound``
-raises a ``WcetError`` naming the function, loop address and source line.
+5. *SMT*: bounded model checking of the loop on the binary
+   (``smtloops``, z3), with the constants at loop entry and the guards of
+   the function before the loop.
 
-Hook for SMT-based bounds (later issue): ``BOUND_PROVIDERS`` is a list of
-callables ``provider(program, forest, loop) -> LoopBound | None`` tried after
-the pattern-based bound and before giving up.
+Annotations come next (see ``annotations``): a ``parameter`` annotation lets
+the solver bound the loop from a fact about the value it starts from
+("symbolic + parameter"); every ``max`` is checked by the solver: one it
+refutes is an error, one it cannot decide is *trusted*.  A loop without any
+bound raises a ``WcetError`` naming the function, loop address and source line.
+
+``BOUND_PROVIDERS`` is a list of further callables
+``provider(program, forest, loop) -> LoopBound | None`` tried after the
+built-in methods and before giving up.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from typing import Callable
 
 from kairos.wcet import cfg as cfgmod
+from kairos.wcet import smtloops
 from kairos.wcet.annotations import Annotations, context_matches
 from kairos.wcet.cfg import CALLER_SAVED, MASK64, Program, Term, _apply, _c, _sx, sym_step
 from kairos.wcet.errors import WcetError
@@ -47,6 +57,10 @@ class LoopBound:
     max: int          # header executions per loop entry
     source: str       # "auto: …" or the annotation's origin
     total: int | None = None   # header executions per entry of the *enclosing* loop (triangular nests)
+    kind: str = "automatic"    # "automatic", "symbolic + parameter", "preemption" or "trusted"
+
+#: Bound kinds that count as found by the analyser (coverage in ``--loops``).
+PROVEN_KINDS = ("automatic", "symbolic + parameter", "preemption")
 
 
 BoundProvider = Callable[[Program, LoopForest, Loop], "LoopBound | None"]
@@ -217,6 +231,11 @@ class BoundAnalysis:
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
+        self._verdicts: dict[tuple, str] = {}
+        self._param_bounds: dict[tuple, LoopBound | None] = {}
+        self._source_text = None
+        #: use the SMT method (``--no-smt`` switches it off for comparison)
+        self.smt = True
 
     # -- memory for loads in exit tests ----------------------------------------
     def _load(self, addr: int, width: int, signed: bool) -> int:
@@ -332,7 +351,88 @@ class BoundAnalysis:
                 b = None
         if b is None:
             b = self._absexec_bound(forest, loop, cin)
+        if b is None and cin is None and self.smt:
+            b = self._smt_bound(forest, loop)
         return b
+
+    # -- SMT (smtloops) ------------------------------------------------------------
+    def _smt_query(self, forest: LoopForest, loop: Loop) -> tuple[smtloops.LoopQuery, tuple]:
+        entry: dict[int, int] | None = None
+        for p, _h in loop.entry_edges:
+            out = self._out_consts(loop.func, p)
+            entry = out if entry is None else {r: v for r, v in entry.items() if out.get(r) == v}
+        entry = {r: v for r, v in (entry or {}).items() if r != 0}
+        q = smtloops.LoopQuery(self.program, forest, loop, const_memory=self._const_addrs, entry_consts=entry)
+        key = (smtloops.code_key(self.program, loop), tuple(sorted(entry.items())),
+               tuple(sorted(self._const_addrs.items())))
+        return q, key
+
+    def _smt_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
+        if loop.irreducible or loop.is_infinite:
+            return None
+        q, key = self._smt_query(forest, loop)
+        n = smtloops.cached(key + ("bound",), q.bound)
+        return LoopBound(n, "auto: SMT (z3 bounded model checking of the binary)") if n else None
+
+    def _source(self):
+        if self._source_text is None:
+            from kairos.wcet.anchors import SourceText
+            dirs = [os.path.dirname(os.path.abspath(p)) for p in self.ann.paths]
+            self._source_text = SourceText(self.image, dirs)
+        return self._source_text
+
+    def _parameter_bound(self, forest: LoopForest, loop: Loop, la) -> LoopBound | None:
+        """Bound from the fact "the value the loop starts from <= parameter"."""
+        pkey = (id(la), id(loop.func), loop.header)
+        if pkey in self._param_bounds:
+            return self._param_bounds[pkey]
+        res = None
+        if self.smt and not loop.irreducible:
+            q, key = self._smt_query(forest, loop)
+            src = self._source()
+
+            def accept(reg: int) -> bool:
+                if la.of is None:
+                    return True
+                for a in q.defined_by(reg):
+                    li = self.image.line_of(a)
+                    t = src.line(*li) if li else None
+                    if t is not None and re.search(r"\b" + re.escape(la.of) + r"\b", t):
+                        return True
+                return False
+
+            ans = smtloops.cached(key + ("parameter", la.parameter_value, la.of),
+                                  lambda: q.parameter_bound(la.parameter_value, accept))
+            if ans:
+                n, reg = ans
+                what = la.of or f"{cfgmod.reg_name(reg)} at loop entry"
+                c = n - la.parameter_value
+                res = LoopBound(n, f"{la.origin}: <= {what} {'+' if c >= 0 else '-'} {abs(c)} "
+                                   f"with {la.parameter} = {la.parameter_value} (z3)", kind="symbolic + parameter")
+        self._param_bounds[pkey] = res
+        return res
+
+    def _verdict(self, forest: LoopForest, loop: Loop, la, auto: LoopBound | None) -> str:
+        """Check an annotation's ``max`` with the solver: proved, refuted or
+        unknown; a refuted one is an error naming the file and the loop."""
+        vkey = (id(la), id(loop.func), loop.header)
+        v = self._verdicts.get(vkey)
+        if v is not None:
+            return v
+        if auto is not None and auto.max <= la.max:
+            v = "proved"
+        elif not self.smt or loop.irreducible or loop.is_infinite:
+            v = "unknown"
+        else:
+            q, key = self._smt_query(forest, loop)
+            v = smtloops.cached(key + ("check", la.max), lambda: q.check(la.max))
+        self._verdicts[vkey] = v
+        if v == "refuted":
+            src = self.image.source_of(loop.header)
+            raise WcetError(f"{la.place()}: "
+                            f"max = {la.max} is refuted by the solver: every execution of the loop at "
+                            f"{loop.header:#x} in {loop.func.name} ({src}) runs its header more often")
+        return v
 
     def loop_accesses(self, forest: LoopForest, outer: Loop) -> dict[int, tuple[int, int] | None] | None:
         """Data address hull of every memory instruction of a loop nest, from a
@@ -545,15 +645,34 @@ class BoundAnalysis:
         if pre is not None:
             return pre
         auto = self.auto_bound_in_context(forest, loop, ctx)
+        anns = self._annotations_for(loop, chain)
+        for la in anns:
+            if la.max is not None and not la.limit:
+                self._verdict(forest, loop, la, auto)
         if auto is not None:
-            ann = self._annotation(loop, chain)      # marks matching annotations as used
-            limit = self._annotation(loop, chain, limits_only=True) if ann is not None else None
-            if limit is not None and limit.max < auto.max:
-                return limit                     # a system limit below the code's own
+            limits = [la for la in anns if la.limit and la.max is not None and la.max < auto.max]
+            if limits:                        # a system limit below the code's own
+                la = min(limits, key=lambda a: a.max)
+                return LoopBound(la.max, self._label(la) + " (system limit)", kind="trusted")
             return auto
-        ann = self._annotation(loop, chain)
-        if ann is not None:
-            return ann
+        best: LoopBound | None = None
+        for la in anns:
+            cands = []
+            if la.parameter is not None:
+                pb = self._parameter_bound(forest, loop, la)
+                if pb is not None:
+                    cands.append(pb)
+            if la.max is not None and la.limit:
+                cands.append(LoopBound(la.max, self._label(la) + " (system limit)", kind="trusted"))
+            elif la.max is not None:
+                proved = self._verdict(forest, loop, la, None) == "proved"
+                cands.append(LoopBound(la.max, self._label(la) + (" (proved by z3)" if proved else " (trusted)"),
+                                       kind="automatic" if proved else "trusted"))
+            for b in cands:
+                if best is None or b.max < best.max:
+                    best = b
+        if best is not None:
+            return best
         func = loop.func
         src = self.image.source_of(loop.header)
         via = f" (reached via {' -> '.join(chain)})" if len(chain) > 1 else ""
@@ -563,8 +682,11 @@ class BoundAnalysis:
                             f"it is entered at {len(ents)} blocks ({', '.join(hex(e) for e in ents)}), so "
                             f"no automatic bound; add a [[loop]] annotation with max = N header executions "
                             f"per entry into the region")
+        why = "not a simple counted loop and the solver found no bound"
+        if any(la.parameter for la in anns):
+            why = "the solver could not bound it from the annotated parameter"
         raise WcetError(f"loop at {loop.header:#x} in {func.name} ({src}) has no bound{via}: "
-                        f"not a simple counted loop; add a [[loop]] annotation with max = N")
+                        f"{why}; add a [[loop]] annotation with max = N")
 
     def _preemptible(self, loop: Loop) -> LoopBound | None:
         """A loop whose every iteration calls a preemption-point function runs
@@ -592,15 +714,23 @@ class BoundAnalysis:
         names = ", ".join(sorted(self.ann.preemption))
         if self.preemption_max != 1:
             return LoopBound(self.preemption_max, f"preemption point ({names}) in every iteration: "
-                                                  f"each poll ends the region")
-        return LoopBound(1, f"preemption point ({names}) in every iteration: interrupt assumed pending")
+                                                  f"each poll ends the region",
+                             kind="preemption")
+        return LoopBound(1, f"preemption point ({names}) in every iteration: interrupt assumed pending",
+                         kind="preemption")
 
-    def _annotation(self, loop: Loop, chain: list[str], limits_only: bool = False) -> LoopBound | None:
-        best: LoopBound | None = None
+    @staticmethod
+    def _label(la) -> str:
+        """The annotation's origin, with its expression and value if ``max``
+        was written over [parameters]."""
+        return la.origin if la.expression is None else f"{la.origin}: {la.expression} = {la.max}"
+
+    def _annotations_for(self, loop: Loop, chain: list[str]) -> list:
+        """The annotations that match ``loop`` reached through ``chain``
+        (marked as used)."""
+        out = []
         for la in self.ann.loops:
             if la.function is not None and la.function != loop.func.name:
-                continue
-            if limits_only and not la.limit:
                 continue
             if la.context and not context_matches(la.context, chain):
                 continue
@@ -612,13 +742,13 @@ class BoundAnalysis:
             if not m:
                 continue
             la.used = True
-            if best is None or la.max < best.max:
-                best = LoopBound(la.max, la.origin if la.expression is None
-                                 else f"{la.origin}: {la.expression} = {la.max}")
-        return best
+            out.append(la)
+        return out
 
     def _ann_matches(self, la, loop: Loop) -> bool:
         func = loop.func
+        if la.index is not None or la.source is not None:
+            return loop.header in self._anchor_targets(la, func)
         if la.address is None and la.line is None:
             # function alone: only valid for a function with exactly one loop
             from kairos.wcet.loops import find_loops
@@ -652,6 +782,36 @@ class BoundAnalysis:
             targets = {lp.header for lp in cands if not has_cand_descendant(lp)}
             self._line_targets[key] = targets
         return loop.header in targets
+
+    def _anchor_targets(self, la, func) -> set[int]:
+        """Headers named by ``loop = N`` / ``source = "..."``; a stale anchor
+        (no such loop, or the two disagree) is an error naming the annotation."""
+        key = ("anchor", id(la), id(func))
+        t = self._line_targets.get(key)
+        if t is not None:
+            return t
+        from kairos.wcet.anchors import loop_order, loops_with_text
+        from kairos.wcet.loops import find_loops
+        fo = find_loops(func)
+        order = loop_order(self.image, fo)
+        where = la.place()
+        heads: set[int] | None = None
+        if la.index is not None:
+            if la.index > len(order):
+                raise WcetError(f"{where}: stale anchor: {func.name} has {len(order)} loop(s), not {la.index}")
+            heads = {order[la.index - 1].header}
+        if la.source is not None:
+            hits = {lp.header for lp in loops_with_text(self.image, fo, la.source, self._source())}
+            if not hits:
+                raise WcetError(f"{where}: stale anchor: no loop of {func.name} has {la.source!r} on its "
+                                f"source lines (or the source files cannot be read)")
+            if heads is not None and not heads <= hits:
+                k = [i + 1 for i, lp in enumerate(order) if lp.header in hits]
+                raise WcetError(f"{where}: stale anchor: the text is on loop {', '.join(map(str, k))} of "
+                                f"{func.name}, not loop {la.index}")
+            heads = hits if heads is None else heads
+        self._line_targets[key] = heads
+        return heads
 
     def _innermost_of(self, loop: Loop, block_start: int) -> bool:
         if block_start not in loop.blocks:

@@ -104,13 +104,21 @@ def _run(args: argparse.Namespace, err) -> int:
         out = Console(width=max(out.width, 160))
         rows = driver.list_loops(args.elf, entries, ann, budget)
         t = Table(title="loops")
-        for col in ("function", "header", "source", "contexts", "bound", "from"):
+        for col in ("function", "header", "source", "contexts", "bound", "kind", "anchor", "from"):
             t.add_column(col)
         for r in rows:
             bound = "UNBOUNDED" if r.unbounded and not r.bounds else \
                 ",".join(str(b) for b in sorted(r.bounds)) + (f" (+{r.unbounded} unbounded)" if r.unbounded else "")
-            t.add_row(r.function, f"{r.header:#x}", r.source, str(r.contexts), bound, r.origin)
+            t.add_row(r.function, f"{r.header:#x}", r.source, str(r.contexts), bound, r.kind, r.anchor, r.origin)
         out.print(t)
+        done, total = driver.loop_coverage(rows)
+        kinds: dict[str, int] = {}
+        for r in rows:
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        pct = 100.0 * done / total if total else 100.0
+        out.print(f"{len(rows)} loops: {summary}; bounded by the analyser "
+                  f"(automatic, symbolic + parameter, preemption): {done}/{total} = {pct:.0f}%")
         return 1 if any(r.unbounded for r in rows) else 0
     if args.infeasible_budget is not None and args.infeasible_budget < 0:
         raise WcetError("--infeasible-budget must be at least 0 seconds")

@@ -260,6 +260,8 @@ class LoopRow:
     bounds: list[int]          # distinct bounds over contexts (empty: unbounded somewhere)
     unbounded: int             # contexts without a bound
     origin: str
+    kind: str = ""             # automatic, symbolic + parameter, preemption, trusted, halt, unbounded
+    anchor: str = ""           # `loop = N` of the function (source order), for annotations
 
 
 def list_loops(elf: str, entries: list[str], annotations: Annotations | None = None,
@@ -275,30 +277,48 @@ def list_loops(elf: str, entries: list[str], annotations: Annotations | None = N
     if context_budget:
         for s in symbols:
             program.limit_contexts(s, context_budget)
+    from kairos.wcet.anchors import loop_order
     bounds = BoundAnalysis(program, ann)
     rows: dict[tuple[int, int], LoopRow] = {}
+    rank = {"unbounded": 0, "trusted": 1, "preemption": 2, "symbolic + parameter": 3, "automatic": 4}
     for s in symbols:
         forests: dict[int, object] = {}
         for ctx, f in program.contexts(s):
             fo = forests.get(f.entry)
             if fo is None:
                 fo = forests[f.entry] = find_loops(f)
+            order = None
             for lp in fo.loops:
                 key = (f.entry, lp.header)
                 row = rows.get(key)
                 if row is None:
-                    row = rows[key] = LoopRow(f.name, lp.header, image.source_of(lp.header), 0, [], 0, "")
+                    order = order or loop_order(image, fo)
+                    row = rows[key] = LoopRow(f.name, lp.header, image.source_of(lp.header), 0, [], 0, "",
+                                              anchor=f"loop = {order.index(lp) + 1}")
                 row.contexts += 1
                 if lp.is_infinite:
-                    row.origin = "halt loop (path ends)"
+                    row.origin, row.kind = "halt loop (path ends)", "halt"
                     continue
                 try:
                     b = bounds.bound(fo, lp, context_names(program, ctx, program.function(s).name), ctx)
-                except WcetError:
+                except WcetError as exc:
+                    if "refuted" in str(exc) or "stale anchor" in str(exc):
+                        raise
                     row.unbounded += 1
+                    row.kind = "unbounded"
                     continue
                 if b.max not in row.bounds:
                     row.bounds.append(b.max)
-                row.origin = b.source
+                # a loop counts by its weakest context
+                if not row.kind or rank.get(b.kind, 0) < rank.get(row.kind, 5):
+                    row.origin, row.kind = b.source, b.kind
     return sorted(rows.values(), key=lambda r: (r.function, r.header))
+
+
+def loop_coverage(rows: list[LoopRow]) -> tuple[int, int]:
+    """(loops bounded by the analyser: automatic, symbolic + parameter or
+    preemption; loops that need a bound, i.e. all but halt loops)."""
+    from kairos.wcet.bounds import PROVEN_KINDS
+    need = [r for r in rows if r.kind != "halt"]
+    return sum(1 for r in need if r.kind in PROVEN_KINDS and not r.unbounded), len(need)
 

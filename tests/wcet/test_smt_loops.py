@@ -1,0 +1,193 @@
+"""SMT loop bounds (smtloops.py), checked annotations, parameters and the
+anchors that survive edits.
+
+The fixed release kernel (tests/wcet/fixtures) is the binary for the solver
+tests: its loops do not change when the kernel moves on.  Its source lines
+are not needed: those tests anchor by address.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kairos.cli import main
+from kairos.wcet import annotations as annmod
+from kairos.wcet.errors import WcetError
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXED = ROOT / "tests" / "wcet" / "fixtures" / "kernel-4a409ff-release.elf"
+KERNEL_ANN = ROOT / "kernel" / "wcet-annotations.toml"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    """Every test starts with an empty on-disk answer cache."""
+    monkeypatch.setenv("KAIROS_WCET_CACHE", str(tmp_path / "smt-cache"))
+    from kairos.wcet import smtloops
+    smtloops._memo.clear()
+
+
+@pytest.fixture(scope="module")
+def fixed_program():
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    return build_program(ElfImage(str(FIXED)), ["trap_entry"], noreturn=["kernel_panic"])
+
+
+def _loop(program, func: str, index: int):
+    from kairos.wcet.loops import find_loops
+    fo = find_loops(program.function(func))
+    return fo, sorted(fo.loops, key=lambda lp: lp.header)[index]
+
+
+def test_solver_bounds_the_clamped_copy_loops_exactly(fixed_program) -> None:
+    """fault_handle_reply copies min(len, 10) and min(len, 32) reply words
+    (fault.c): the counted-loop methods cannot see the clamp before the loop,
+    the solver's prefix encoding can.  Bounds are exact."""
+    from kairos.wcet.bounds import BoundAnalysis
+    ba = BoundAnalysis(fixed_program)
+    got = []
+    for i in (0, 1):
+        fo, lp = _loop(fixed_program, "fault_handle_reply", i)
+        assert ba._auto_bound_flat(fo, lp) is None and ba._absexec_bound(fo, lp, None) is None
+        b = ba.auto_bound(fo, lp)
+        assert b is not None and "SMT" in b.source and b.kind == "automatic"
+        got.append(b.max)
+    assert got == [10, 32]
+
+
+def test_solver_answers_are_cached_on_disk(fixed_program, tmp_path) -> None:
+    from kairos.wcet import smtloops
+    from kairos.wcet.bounds import BoundAnalysis
+    fo, lp = _loop(fixed_program, "fault_handle_reply", 0)
+    assert BoundAnalysis(fixed_program).auto_bound(fo, lp).max == 10
+    files = list((tmp_path / "smt-cache").rglob("*.json"))
+    assert files, "no answer written to the cache"
+    smtloops._memo.clear()
+    calls = []
+    orig = smtloops.LoopQuery.bound
+    smtloops.LoopQuery.bound = lambda self, *a, **k: calls.append(1) or orig(self, *a, **k)
+    try:
+        assert BoundAnalysis(fixed_program).auto_bound(fo, lp).max == 10
+    finally:
+        smtloops.LoopQuery.bound = orig
+    assert calls == [], "the cached answer was not used"
+
+
+def test_refuted_annotation_is_a_one_line_error(tmp_path, capsys) -> None:
+    """vspace_copy_kernel_mappings always runs 256 iterations: an annotation
+    claiming 100 is refuted (every execution runs longer)."""
+    from kairos.wcet.elfimage import ElfImage
+    img = ElfImage(str(FIXED))
+    addr = None
+    from kairos.wcet.cfg import build_program
+    prog = build_program(img, ["trap_entry"], noreturn=["kernel_panic"])
+    _fo, lp = _loop(prog, "vspace_copy_kernel_mappings", 0)
+    addr = lp.header
+    ann = tmp_path / "bad.toml"
+    ann.write_text(f'[[loop]]\nfunction = "vspace_copy_kernel_mappings"\naddress = {addr:#x}\nmax = 100\n')
+    rc = main(["wcet", str(FIXED), "-a", str(ann), "-e", "trap_entry", "--loops", "-q"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and "bad.toml" in err[0] and "loop #1" in err[0] and "refuted" in err[0], err
+
+
+def test_undecidable_annotation_is_trusted(fixed_program) -> None:
+    """A list walk (tqueue_insert) depends on memory the solver knows nothing
+    about: its annotation is used, marked trusted."""
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.loops import find_loops
+    ann = annmod.parse('[[loop]]\nfunction = "tqueue_insert"\nmax = 65\n', "q.toml")
+    ba = BoundAnalysis(fixed_program, ann)
+    f = fixed_program.function("tqueue_insert")
+    fo = find_loops(f)
+    b = ba.bound(fo, fo.loops[0], ["tqueue_insert"])
+    assert b.max == 65 and b.kind == "trusted"
+
+
+def test_annotation_parameters_and_expressions() -> None:
+    a = annmod.parse('[parameters]\nmsg = { default = 120 }\nrefills = { default = 8, define = "X" }\n'
+                     '[[loop]]\nfunction = "f"\nloop = 2\nsource = "i < n"\nmax = "msg + 1"\n'
+                     '[[loop]]\nfunction = "g"\nparameter = "refills"\nof = "count"\n', "t.toml")
+    assert a.loops[0].max == 121 and a.loops[0].index == 2 and a.loops[0].source == "i < n"
+    assert a.loops[1].max is None and a.loops[1].parameter_value == 8 and a.parameters["refills"].define == "X"
+    bad = [('[[loop]]\nfunction = "f"\nmax = "nope + 1"\n', "unknown parameter 'nope'"),
+           ('[[loop]]\nfunction = "f"\nmax = "__import__(1)"\n', "is not an expression over parameters"),
+           ('[[loop]]\nfunction = "f"\nparameter = "p"\n', "not in [parameters]"),
+           ('[[loop]]\nloop = 1\nmax = 3\n', "also need 'function'"),
+           ('[[loop]]\nfunction = "f"\nloop = 0\nmax = 3\n', "loop must be >= 1"),
+           ('[parameters]\np = { default = 1, bogus = 2 }\n', "parameter p")]
+    for text, msg in bad:
+        with pytest.raises(WcetError, match=re.escape(msg)):
+            annmod.parse(text, "t.toml")
+
+
+def _c_define(name: str) -> int:
+    """Value of a kernel macro, evaluated by the C preprocessor and Python."""
+    src = f"#include \"config.h\"\n#include \"abi.h\"\n#include \"invocation.h\"\nKAIROS_VALUE = ({name})\n"
+    out = subprocess.run(["cpp", "-P", "-DKAIROS_FLAVOUR_RELEASE", "-Ikernel/include", "-Ikernel/arch/riscv/include", "-"],
+                         input=src, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        pytest.fail(f"cpp failed on the kernel headers: {out.stderr.strip()[:300]}")
+    expr = out.stdout.split("KAIROS_VALUE =", 1)[1].strip()
+    expr = re.sub(r"(\d+)[uUlL]+\b", r"\1", expr)
+    return int(eval(expr, {"__builtins__": {}}))   # noqa: S307 - integer expression from our headers
+
+
+def test_kernel_parameters_match_the_headers() -> None:
+    """Every [parameters] entry of the kernel annotations that names a C
+    macro has the macro's value: one home for each number."""
+    ann = annmod.load(str(KERNEL_ANN))
+    checked = 0
+    for p in ann.parameters.values():
+        if p.define:
+            assert _c_define(p.define) == p.default, f"{KERNEL_ANN.name}: parameter {p.name} = {p.default}, " \
+                                                  f"but {p.define} = {_c_define(p.define)}"
+            checked += 1
+    assert checked >= 3, "the kernel's refill cap, message length and decode depth name their macros"
+
+
+RELEASE = ROOT / "build" / "release" / "kernel.elf"
+
+
+@pytest.mark.skipif(not RELEASE.exists(), reason="release kernel not built (make kernel FLAVOUR=release)")
+def test_kernel_annotation_anchors_are_current() -> None:
+    """Every anchored annotation of the kernel names an existing loop of the
+    current kernel (release, or the debug build for debug-only functions such
+    as trace_dump); a stale one fails naming the annotation."""
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    ann = annmod.load(str(KERNEL_ANN))
+    builds = []
+    for elf in (RELEASE, ROOT / "build" / "debug" / "kernel.elf"):
+        if elf.exists():
+            prog = build_program(ElfImage(str(elf)), ["trap_entry"], noreturn=ann.noreturn | {"kernel_panic"})
+            builds.append((BoundAnalysis(prog, ann), {f.name: f for f in prog.functions.values()}))
+    problems = []
+    for la in ann.loops:
+        if la.index is None and la.source is None:
+            continue
+        found = [(ba, names[la.function]) for ba, names in builds if la.function in names]
+        if not found:
+            problems.append(f"{la.place()}: function {la.function} not in the kernel")
+        for ba, func in found:
+            try:
+                if not ba._anchor_targets(la, func):
+                    problems.append(f"{la.place()}: matches no loop")
+            except WcetError as exc:
+                problems.append(str(exc))
+    assert not problems, "\n".join(problems)
+
+
+def test_stale_anchor_is_reported_naming_the_annotation(fixed_program, tmp_path) -> None:
+    from kairos.wcet.bounds import BoundAnalysis
+    ann = annmod.parse('[[loop]]\nfunction = "fault_handle_reply"\nloop = 7\nmax = 3\n',
+                       str(tmp_path / "stale.toml"))
+    ba = BoundAnalysis(fixed_program, ann)
+    with pytest.raises(WcetError, match=r"stale\.toml: loop #1 .*stale anchor: fault_handle_reply has 2 loop"):
+        ba._anchor_targets(ann.loops[0], fixed_program.function("fault_handle_reply"))

@@ -1,0 +1,917 @@
+"""Loop bounds by bounded model checking of the binary (z3, RV64 bit vectors).
+
+The method is Blackham's sequoll (PhD thesis, UNSW 2013, ch. 6) on
+satisfiability modulo theories instead of a model checker:
+
+1. *Slice.* Choose the loop's exit tests that must be modelled (first each
+   one alone, then all of them); every other branch of the function becomes
+   a free choice.  The registers those tests depend on are closed under data
+   dependence over the function (flow-insensitively); loads pull in the
+   memory and every store.  Nothing outside the slice is modelled.  Dropping
+   a test only adds paths, so a bound of the sliced program bounds the real
+   one.
+2. *Entry context.* The function is encoded from its entry to the loop
+   along the acyclic graph: registers start as the call string's constant
+   arguments (``seed``) or as unknown values, other loops on the way are
+   summarised by forgetting what they write, a call forgets the caller-saved
+   registers and the memory.  Branches of that prefix whose operands are in
+   the slice are kept: they are the guards that limit the values the loop
+   starts from (``if (n > 32) return ...;``).
+3. *Unrolling.* One iteration is the loop body from the header back to it
+   (inner loops summarised as in 2).  ``Implies(a_i, continue_i)`` is added
+   per iteration; the loop can take ``k`` back edges iff the literals
+   ``a_0 .. a_{k-1}`` are satisfiable together.  ``k`` doubles until that
+   is unsatisfiable, then a binary search finds the smallest such ``k``: the
+   header runs at most ``k`` times per entry.
+
+Values are Python ints while they are known constants (so constant contexts
+cost nothing) and 64-bit z3 terms otherwise; memory is an array from 64-bit
+addresses to bytes, read-only data and ``[constants]`` symbols at known
+addresses read from the image.
+
+API (this module is the one home of the analyser's z3 semantics for loops):
+
+* ``LoopQuery(program, forest, loop, seed=None, const_memory=None)``
+* ``LoopQuery.bound(facts=()) -> int | None``: the smallest proven header
+  bound; ``facts`` are ``(register, maximum)`` constraints on values at
+  loop entry (unsigned), see ``parameter_bound``.
+* ``LoopQuery.parameter_bound(maximum, name=None) -> (bound, register) | None``:
+  a bound that holds when one value the loop starts from is at most
+  ``maximum`` (the annotation's system parameter); ``name`` must then occur
+  in the source line that computes that value.
+* ``LoopQuery.check(claimed) -> "proved" | "refuted" | "unknown"``: is
+  ``claimed`` header executions per entry a bound?  ``refuted`` only when
+  every execution of the model (which contains every real one) runs longer.
+* ``cached(key_parts, compute)``: on-disk memo of solver answers, keyed by
+  the code's bytes (``$KAIROS_WCET_CACHE``, default ``~/.cache/kairos/wcet``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from typing import Callable, Iterable
+
+import z3
+
+from kairos.wcet.cfg import CALLER_SAVED, Program, Term
+from kairos.wcet.isa import Instr, InstrClass
+from kairos.wcet.loops import Loop, LoopForest
+
+MASK64 = (1 << 64) - 1
+#: Largest number of back edges the unrolling tries.
+MAX_UNROLL = 1024
+#: Largest number of (iteration x instruction) steps one query may encode.
+MAX_STEPS = 40_000
+#: Solver effort per check (z3's deterministic resource limit, about a
+#: second of processor time), and a wall-clock safety limit in milliseconds.
+CHECK_RLIMIT = 3_000_000
+CHECK_TIMEOUT_MS = 60_000
+#: Processor time one loop's queries may take together, seconds (an answer that
+#: needs longer is "cannot decide": the loop needs an annotation).
+LOOP_BUDGET_S = 5.0
+#: Bumped whenever the encoding changes (part of the on-disk cache key).
+ENCODING_VERSION = "smtloops-1"
+
+MEM = -1          # the memory, as a pseudo-register in slices
+
+Val = "int | z3.BitVecRef"
+
+
+class _Giveup(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# values: Python ints (known) or 64-bit z3 terms
+# ---------------------------------------------------------------------------
+
+def _bv(v) -> z3.BitVecRef:
+    return z3.BitVecVal(v, 64) if isinstance(v, int) else v
+
+
+def _sx(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def _sext32(v):
+    if isinstance(v, int):
+        return _sx(v, 32) & MASK64
+    return z3.SignExt(32, z3.Extract(31, 0, v))
+
+
+def _lo32(v):
+    return z3.Extract(31, 0, _bv(v))
+
+
+def _binop(op: str, a, b):
+    """RV64 semantics of a two-operand integer instruction (64-bit form)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return _concrete(op, a, b) & MASK64
+    x, y = _bv(a), _bv(b)
+    if op == "add":
+        return x + y
+    if op == "sub":
+        return x - y
+    if op == "and":
+        return x & y
+    if op == "or":
+        return x | y
+    if op == "xor":
+        return x ^ y
+    if op == "sll":
+        return x << (y & 63)
+    if op == "srl":
+        return z3.LShR(x, y & 63)
+    if op == "sra":
+        return x >> (y & 63)
+    if op == "slt":
+        return z3.If(x < y, z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
+    if op == "sltu":
+        return z3.If(z3.ULT(x, y), z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
+    if op == "mul":
+        return x * y
+    if op == "mulhu":
+        return z3.Extract(127, 64, z3.ZeroExt(64, x) * z3.ZeroExt(64, y))
+    if op == "mulh":
+        return z3.Extract(127, 64, z3.SignExt(64, x) * z3.SignExt(64, y))
+    if op == "mulhsu":
+        return z3.Extract(127, 64, z3.SignExt(64, x) * z3.ZeroExt(64, y))
+    if op == "divu":          # z3: x / 0 = all ones, as RISC-V
+        return z3.UDiv(x, y)
+    if op == "remu":          # z3: x % 0 = x, as RISC-V
+        return z3.URem(x, y)
+    if op == "div":
+        return z3.If(y == 0, z3.BitVecVal(MASK64, 64), x / y)
+    if op == "rem":
+        return z3.If(y == 0, x, z3.SRem(x, y))
+    raise _Giveup(op)
+
+
+def _concrete(op: str, x: int, y: int) -> int:
+    sx, sy = _sx(x, 64), _sx(y, 64)
+    if op == "add":
+        return x + y
+    if op == "sub":
+        return x - y
+    if op == "and":
+        return x & y
+    if op == "or":
+        return x | y
+    if op == "xor":
+        return x ^ y
+    if op == "sll":
+        return x << (y & 63)
+    if op == "srl":
+        return x >> (y & 63)
+    if op == "sra":
+        return sx >> (y & 63)
+    if op == "slt":
+        return int(sx < sy)
+    if op == "sltu":
+        return int(x < y)
+    if op == "mul":
+        return x * y
+    if op == "mulhu":
+        return (x * y) >> 64
+    if op == "mulh":
+        return (sx * sy) >> 64
+    if op == "mulhsu":
+        return (sx * y) >> 64
+    if op == "divu":
+        return MASK64 if y == 0 else x // y
+    if op == "remu":
+        return x if y == 0 else x % y
+    if op == "div":
+        if y == 0:
+            return MASK64
+        q = abs(sx) // abs(sy)
+        return q if (sx < 0) == (sy < 0) else -q
+    if op == "rem":
+        if y == 0:
+            return x
+        r = abs(sx) % abs(sy)
+        return -r if sx < 0 else r
+    raise _Giveup(op)
+
+
+_W32 = {"addw": "add", "subw": "sub", "sllw": "sll", "srlw": "srl", "sraw": "sra", "mulw": "mul",
+        "divw": "div", "divuw": "divu", "remw": "rem", "remuw": "remu"}
+_IMM = {"addi": "add", "slti": "slt", "sltiu": "sltu", "xori": "xor", "ori": "or", "andi": "and",
+        "slli": "sll", "srli": "srl", "srai": "sra"}
+_IMMW = {"addiw": "add", "slliw": "sll", "srliw": "srl", "sraiw": "sra"}
+
+
+def _word_op(op: str, a, b):
+    """The ``w`` forms: operate on the low 32 bits, sign-extend the result."""
+    if op in ("srl", "sra", "div", "divu", "rem", "remu"):
+        signed = op in ("sra", "div", "rem")
+        if isinstance(a, int) and isinstance(b, int):
+            xa = _sx(a, 32) if signed else a & 0xFFFFFFFF
+            xb = _sx(b, 32) if signed else b & 0xFFFFFFFF
+            if op in ("srl", "sra"):
+                return _sext32((xa >> (b & 31)) & MASK64)
+            r = _concrete(op, xa & MASK64, xb & MASK64)
+            return _sext32(r & MASK64)
+        ext = z3.SignExt if signed else z3.ZeroExt
+        xa, xb = ext(32, _lo32(a)), ext(32, _lo32(b))
+        if op in ("srl", "sra"):
+            r = (xa >> (xb & 31)) if signed else z3.LShR(xa, xb & 31)
+            return _sext32(r)
+        return _sext32(_binop(op, xa, xb))
+    if op == "sll":
+        b = b & 31 if isinstance(b, int) else b & 31
+    return _sext32(_binop(op, a, b))
+
+
+def _cond(mn: str, a, b):
+    """Branch condition (Python bool when both operands are known)."""
+    if isinstance(a, int) and isinstance(b, int):
+        sa, sb = _sx(a, 64), _sx(b, 64)
+        return {"beq": a == b, "bne": a != b, "blt": sa < sb, "bge": sa >= sb,
+                "bltu": a < b, "bgeu": a >= b}[mn]
+    x, y = _bv(a), _bv(b)
+    if mn == "beq":
+        return x == y
+    if mn == "bne":
+        return x != y
+    if mn == "blt":
+        return x < y
+    if mn == "bge":
+        return x >= y
+    if mn == "bltu":
+        return z3.ULT(x, y)
+    return z3.UGE(x, y)
+
+
+def _and(a, b):
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return z3.And(a, b)
+
+
+def _or(items: list):
+    items = [i for i in items if i is not False]
+    if any(i is True for i in items):
+        return True
+    if not items:
+        return False
+    return items[0] if len(items) == 1 else z3.Or(items)
+
+
+def _not(a):
+    if isinstance(a, bool):
+        return not a
+    return z3.Not(a)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int) and a == b
+    return a.eq(b)
+
+
+def _ite(c, a, b):
+    if c is True:
+        return a
+    if c is False:
+        return b
+    if _same(a, b):
+        return a
+    if isinstance(a, (int, z3.BitVecRef)) and (isinstance(a, int) or a.sort() == z3.BitVecSort(64)):
+        return z3.If(c, _bv(a), _bv(b))
+    return z3.If(c, a, b)
+
+
+# ---------------------------------------------------------------------------
+# the encoder
+# ---------------------------------------------------------------------------
+
+class _State:
+    __slots__ = ("regs", "mem")
+
+    def __init__(self, regs: dict[int, object], mem) -> None:
+        self.regs = regs
+        self.mem = mem
+
+
+class LoopQuery:
+    """Bounded model checking of one loop of one function (see module doc)."""
+
+    def __init__(self, program: Program, forest: LoopForest, loop: Loop, seed: dict[int, int] | None = None,
+                 const_memory: dict[int, int] | None = None, entry_consts: dict[int, int] | None = None) -> None:
+        self.program = program
+        self.image = program.image
+        self.forest = forest
+        self.loop = loop
+        self.func = loop.func
+        self.seed = dict(seed or {})
+        self.const_memory = const_memory or {}
+        self.entry_consts = dict(entry_consts or {})
+        self.memory = True          # model memory (else every load is a fresh value)
+        self.prefix = True          # encode the function from its entry (else from the loop entry)
+        self._fresh = 0
+        blocks = self.func.blocks
+        # the acyclic view: every back edge (of every loop) removed
+        self.back = {e for lp in forest.loops for e in lp.back_edges}
+        self.loop_of_header = {lp.header: lp for lp in forest.loops}
+        order = _rpo(blocks, self.func.entry, self.back)
+        self.rank = {b: i for i, b in enumerate(order)}
+        self.order = order
+        self.exit_branches = sorted({a for a, _t in loop.exit_edges
+                                     if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
+        self.steps = 0
+        self.deadline = time.process_time() + LOOP_BUDGET_S
+
+    # -- slices ---------------------------------------------------------------
+    def slice_for(self, branch_blocks: Iterable[int]) -> frozenset[int]:
+        """Registers (and MEM) the conditions of ``branch_blocks`` depend on,
+        closed under data dependence over the whole function."""
+        blocks = self.func.blocks
+        rel: set[int] = set()
+        for b in branch_blocks:
+            br = blocks[b].last
+            rel |= {r for r in (br.rs1, br.rs2) if r}
+        region = blocks if self.prefix else self.loop.blocks
+        instrs = [i for b in region for i in blocks[b].instrs]
+        changed = True
+        while changed:
+            changed = False
+            for ins in instrs:
+                if not ins.writes or not (set(ins.writes) & rel):
+                    continue
+                new = {r for r in ins.reads if r < 32}
+                if self.memory and ins.cls in (InstrClass.LOAD, InstrClass.LR, InstrClass.AMO, InstrClass.SC):
+                    new.add(MEM)
+                if not new <= rel:
+                    rel |= new
+                    changed = True
+            # a guard comparing a relevant value with another one: model both
+            for b in region:
+                br = blocks[b].last
+                if br.cls is InstrClass.BRANCH:
+                    ops = {r for r in (br.rs1, br.rs2) if r}
+                    if ops & rel and not ops <= rel:
+                        rel |= ops
+                        changed = True
+            if MEM in rel:
+                for ins in instrs:
+                    if ins.cls is InstrClass.STORE:
+                        new = {r for r in ins.reads if r < 32}
+                        if not new <= rel:
+                            rel |= new
+                            changed = True
+        return frozenset(rel)
+
+    # -- symbolic execution -----------------------------------------------------
+    def _fresh_bv(self, tag: str):
+        self._fresh += 1
+        return z3.BitVec(f"{tag}!{self._fresh}", 64)
+
+    def _fresh_bool(self, tag: str):
+        self._fresh += 1
+        return z3.Bool(f"{tag}!{self._fresh}")
+
+    def _fresh_mem(self):
+        self._fresh += 1
+        return z3.Array(f"mem!{self._fresh}", z3.BitVecSort(64), z3.BitVecSort(8))
+
+    def _load(self, st: _State, addr, width: int, signed: bool):
+        if not self.memory and not isinstance(addr, int):
+            raise _Giveup("no memory model")
+        if isinstance(addr, int):
+            if addr in self.const_memory:
+                v = self.const_memory[addr] & ((1 << (8 * width)) - 1)
+                return (_sx(v, 8 * width) if signed else v) & MASK64
+            if self.image.is_readonly(addr) and self.image.section_at(addr + width - 1) is \
+                    self.image.section_at(addr):
+                return self.image.read_int(addr, width, signed) & MASK64
+        if not self.memory:
+            raise _Giveup("no memory model")
+        if st.mem is None:
+            st.mem = self._fresh_mem()
+        a = _bv(addr)
+        parts = [z3.Select(st.mem, a + i) for i in range(width)]
+        v = parts[0] if width == 1 else z3.Concat(*reversed(parts))
+        ext = z3.SignExt if signed else z3.ZeroExt
+        return v if width == 8 else ext(64 - 8 * width, v)
+
+    def _store(self, st: _State, addr, val, width: int) -> None:
+        if st.mem is None:
+            st.mem = self._fresh_mem()
+        a, v = _bv(addr), _bv(val)
+        m = st.mem
+        for i in range(width):
+            m = z3.Store(m, a + i, z3.Extract(8 * i + 7, 8 * i, v))
+        st.mem = m
+
+    def _step(self, st: _State, ins: Instr, rel: frozenset[int]) -> None:
+        self.steps += 1
+        regs = st.regs
+        m = ins.mnemonic
+        c = ins.cls
+
+        def get(r):
+            if not r:
+                return 0
+            v = regs.get(r)
+            if v is None:
+                v = regs[r] = self._fresh_bv(f"x{r}")
+            return v
+
+        if c in (InstrClass.STORE,):
+            if MEM in rel:
+                self._store(st, _binop("add", get(ins.rs1), ins.imm & MASK64), get(ins.rs2), ins.mem_width)
+            return
+        if c in (InstrClass.AMO, InstrClass.SC, InstrClass.FP_STORE):
+            if MEM in rel:
+                st.mem = self._fresh_mem()       # what it writes is not modelled
+            for w in ins.writes:
+                if w in rel:
+                    regs[w] = self._fresh_bv("amo")
+            return
+        rd = ins.rd
+        if not ins.writes:
+            return
+        if not any(w in rel for w in ins.writes):
+            return
+        val = None
+        if m == "lui":
+            val = ins.imm & MASK64
+        elif m == "auipc":
+            val = (ins.addr + ins.imm) & MASK64
+        elif m in _IMM:
+            val = _binop(_IMM[m], get(ins.rs1), ins.imm & MASK64)
+        elif m in _IMMW:
+            val = _word_op(_IMMW[m], get(ins.rs1), ins.imm & MASK64)
+        elif m in _W32:
+            val = _word_op(_W32[m], get(ins.rs1), get(ins.rs2))
+        elif c in (InstrClass.ALU, InstrClass.MUL, InstrClass.DIV) and ins.rs2 is not None \
+                and m in ("add", "sub", "sll", "slt", "sltu", "xor", "srl", "sra", "or", "and", "mul",
+                          "mulh", "mulhsu", "mulhu", "div", "divu", "rem", "remu"):
+            val = _binop(m, get(ins.rs1), get(ins.rs2))
+        elif c is InstrClass.LOAD:
+            addr = _binop("add", get(ins.rs1), ins.imm & MASK64) if (not ins.rs1 or ins.rs1 in rel) else None
+            if MEM in rel or isinstance(addr, int):
+                try:
+                    val = self._load(st, addr, ins.mem_width, ins.mem_signed) if addr is not None else None
+                except _Giveup:
+                    val = None
+        elif c in (InstrClass.JAL, InstrClass.JALR):
+            val = (ins.addr + ins.size) & MASK64
+        for w in ins.writes:
+            if w in rel:
+                regs[w] = val if (w == rd and val is not None) else self._fresh_bv(m)
+
+    def _run_block(self, bs: int, st: _State, rel: frozenset[int]) -> _State:
+        blk = self.func.blocks[bs]
+        out = _State(dict(st.regs), st.mem)
+        for ins in blk.instrs:
+            self._step(out, ins, rel)
+        if blk.kind is Term.CALL:
+            for r in CALLER_SAVED:
+                if r in rel:
+                    out.regs[r] = self._fresh_bv("call")
+            if MEM in rel:
+                out.mem = self._fresh_mem()
+        if self.steps > MAX_STEPS:
+            raise _Giveup("formula too large")
+        if time.process_time() > self.deadline:
+            raise _Giveup("time budget")
+        return out
+
+    def _succ_conds(self, bs: int, st: _State, modelled: set[int], rel: frozenset[int]) -> dict[int, object]:
+        """Condition of each successor edge of block ``bs`` (ending in state
+        ``st``); a branch outside the slice is a fresh free choice."""
+        blk = self.func.blocks[bs]
+        if blk.kind is not Term.BRANCH or len(blk.succs) < 2:
+            return {s: True for s in blk.succs}
+        br = blk.last
+        a = st.regs.get(br.rs1) if br.rs1 else 0
+        b = st.regs.get(br.rs2) if br.rs2 else 0
+        if a is None or b is None:
+            taken = self._fresh_bool(f"b{bs:x}")
+        else:
+            taken = _cond(br.mnemonic, a, b)
+        return {s: (taken if s == br.target else _not(taken)) for s in blk.succs}
+
+    def _havoc_loop(self, st: _State, lp: Loop, rel: frozenset[int]) -> _State:
+        """Any header state of ``lp``: what the loop writes is forgotten."""
+        out = _State(dict(st.regs), st.mem)
+        blocks = self.func.blocks
+        for b in lp.blocks:
+            blk = blocks[b]
+            for ins in blk.instrs:
+                for w in ins.writes:
+                    if w in rel:
+                        out.regs[w] = self._fresh_bv("loop")
+                if MEM in rel and ins.cls in (InstrClass.STORE, InstrClass.AMO, InstrClass.SC):
+                    out.mem = None
+            if blk.kind is Term.CALL:
+                for r in CALLER_SAVED:
+                    if r in rel:
+                        out.regs[r] = self._fresh_bv("call")
+                if MEM in rel:
+                    out.mem = None
+        if MEM in rel and out.mem is None:
+            out.mem = self._fresh_mem()
+        return out
+
+    def _merge(self, flows: list[tuple[object, _State]]) -> tuple[object, _State]:
+        pcs = [c for c, _ in flows]
+        pc = _or(pcs)
+        base = flows[-1][1]
+        regs = dict(base.regs)
+        keys = set()
+        for _c, s in flows:
+            keys |= set(s.regs)
+        for r in keys:
+            v = base.regs.get(r)
+            for c, s in reversed(flows[:-1]):
+                w = s.regs.get(r)
+                if v is None or w is None:
+                    v = None
+                    break
+                v = _ite(c, w, v)
+            if v is None:
+                regs.pop(r, None)
+            else:
+                regs[r] = v
+        mem = base.mem
+        for c, s in reversed(flows[:-1]):
+            if s.mem is None or mem is None:
+                mem = s.mem if mem is None else mem
+                continue
+            if not s.mem.eq(mem):
+                mem = z3.If(c, s.mem, mem)
+        return pc, _State(regs, mem)
+
+    def _region(self, start: int, start_state: _State, blocks_in: set[int], rel, modelled,
+                stop_header: int | None) -> tuple[dict[int, tuple[object, _State]], list]:
+        """Symbolic execution over the acyclic view restricted to ``blocks_in``
+        from ``start``.  Returns the (path condition, state) at the entry of each
+        block, and the flows into ``stop_header`` (edges that reach it)."""
+        fb = self.func.blocks
+        incoming: dict[int, list[tuple[object, _State]]] = {start: [(True, start_state)]}
+        at: dict[int, tuple[object, _State]] = {}
+        to_stop: list[tuple[object, _State, int]] = []
+        for bs in sorted(blocks_in, key=lambda b: self.rank.get(b, 1 << 30)):
+            flows = incoming.pop(bs, None)
+            if not flows:
+                continue
+            pc, st = self._merge(flows) if len(flows) > 1 else flows[0]
+            if pc is False:
+                continue
+            if bs != start and bs in self.loop_of_header:
+                st = self._havoc_loop(st, self.loop_of_header[bs], rel)
+            at[bs] = (pc, st)
+            out = self._run_block(bs, st, rel)
+            for s, c in self._succ_conds(bs, out, modelled, rel).items():
+                epc = _and(pc, c)
+                if epc is False:
+                    continue
+                if s == stop_header and (bs, s) in self.back:
+                    to_stop.append((epc, out, bs))
+                    continue
+                if (bs, s) in self.back or s not in blocks_in:
+                    continue
+                incoming.setdefault(s, []).append((epc, out))
+        return at, to_stop
+
+    def _encode(self, modelled: set[int], rel: frozenset[int]):
+        """Prefix: (entered condition, state at the loop header)."""
+        fb = self.func.blocks
+        if not self.prefix:
+            regs = {r: (self.entry_consts[r] & MASK64 if r in self.entry_consts else self._fresh_bv(f"in{r}"))
+                    for r in rel if 0 < r < 32}
+            return True, _State(regs, self._fresh_mem() if MEM in rel else None)
+        regs: dict[int, object] = {}
+        for r in rel:
+            if 0 < r < 32:
+                if r in self.seed:
+                    regs[r] = self.seed[r] & MASK64
+                elif r == 3 and self.image.gp is not None:
+                    regs[r] = self.image.gp & MASK64
+        init = _State(regs, self._fresh_mem() if MEM in rel else None)
+        for r in rel:
+            if 0 < r < 32 and r not in regs:
+                regs[r] = self._fresh_bv(f"arg{r}")
+        # blocks that can reach the loop header in the acyclic view
+        lp = self.loop
+        preds_ok = set()
+        stack = [p for p, _h in lp.entry_edges]
+        while stack:
+            b = stack.pop()
+            if b in preds_ok:
+                continue
+            preds_ok.add(b)
+            stack.extend(q for q in fb[b].preds if (q, b) not in self.back)
+        if self.func.entry not in preds_ok:
+            raise _Giveup("loop entry not reachable from the function entry in the acyclic view")
+        at, _ = self._region(self.func.entry, init, preds_ok, rel, modelled, None)
+        flows = []
+        for p, h in lp.entry_edges:
+            if p not in at:
+                continue
+            pc, st = at[p]
+            out = self._run_block(p, st, rel)
+            c = self._succ_conds(p, out, modelled, rel)[h]
+            flows.append((_and(pc, c), out))
+        if not flows:
+            raise _Giveup("no entry edge")
+        return self._merge(flows)
+
+    def _iteration(self, st: _State, rel, modelled):
+        """One iteration from header state ``st``: (continue condition, next state)."""
+        lp = self.loop
+        _at, to_stop = self._region(lp.header, st, set(lp.blocks), rel, modelled, lp.header)
+        if not to_stop:
+            return False, st
+        pc, nxt = self._merge([(c, s) for c, s, _b in to_stop])
+        return pc, nxt
+
+    # -- queries ------------------------------------------------------------------
+    def _unroller(self, modelled: set[int], facts: Iterable[tuple[int, int]] = ()):
+        rel = self.slice_for(modelled)
+        rel = rel | {r for r, _m in facts}
+        self.steps = 0
+        solver = z3.Solver()
+        solver.set("timeout", CHECK_TIMEOUT_MS)
+        solver.set("rlimit", CHECK_RLIMIT)
+        entered, st0 = self._encode(modelled, rel)
+        if entered is False:
+            raise _Giveup("loop not entered")
+        if entered is not True:
+            solver.add(entered)
+        for r, mx in facts:
+            v = st0.regs.get(r)
+            if v is None:
+                raise _Giveup("fact on an unmodelled register")
+            solver.add(z3.ULE(_bv(v), z3.BitVecVal(mx, 64)) if not isinstance(v, int) else
+                       z3.BoolVal(v <= mx))
+        return solver, st0, rel
+
+    def _search(self, modelled: set[int], facts=(), limit: int = MAX_UNROLL) -> int | None:
+        solver, st, rel = self._unroller(modelled, facts)
+        lits: list = []
+
+        def extend(k: int) -> None:
+            nonlocal st
+            while len(lits) < k:
+                if time.process_time() > self.deadline:
+                    raise _Giveup("time budget")
+                cont, st = self._iteration(st, rel, modelled)
+                a = z3.Bool(f"it{len(lits)}")
+                if cont is False:
+                    solver.add(z3.Not(a))
+                elif cont is not True:
+                    solver.add(z3.Implies(a, cont))
+                lits.append(a)
+
+        def possible(k: int) -> bool | None:
+            extend(k)
+            if time.process_time() > self.deadline:
+                raise _Giveup("time budget")
+            st_ = solver.statistics()
+            used = st_.get_key_value("rlimit count") if "rlimit count" in st_.keys() else 0
+            solver.set("rlimit", used + CHECK_RLIMIT)      # the limit counts from the solver's start
+            left = max(0.2, self.deadline - time.process_time())
+            solver.set("timeout", int(min(CHECK_TIMEOUT_MS, 3000 * left)))   # wall clock, for loaded machines
+            r = solver.check(*lits[:k])
+            if r == z3.unknown:
+                return None
+            return r == z3.sat
+
+        k, lo = 1, 0            # lo: largest k known possible
+        while True:
+            p = possible(k)
+            if p is None:
+                return None
+            if not p:
+                break
+            lo = k
+            if k >= limit:
+                return None
+            k = min(2 * k, limit)
+        hi = k                  # smallest known impossible
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            p = possible(mid)
+            if p is None:
+                return None
+            if p:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    def _choices(self) -> list[set[int]]:
+        """Exit-test sets to try: each exit test alone (cheapest slices),
+        then all of them."""
+        ex = self.exit_branches
+        out = [{b} for b in ex]
+        if len(ex) > 1:
+            out.append(set(ex))
+        return out
+
+    #: Models tried in order, cheapest first: (encode the prefix, model
+    #: memory, share of the time budget).
+    TIERS = ((False, False, 0.15), (True, False, 0.6), (True, True, 0.25))
+
+    def _tiers(self):
+        for self.prefix, self.memory, share in self.TIERS:
+            self.deadline = time.process_time() + share * LOOP_BUDGET_S
+            yield
+        self.prefix, self.memory = True, True
+
+    def bound(self, facts: Iterable[tuple[int, int]] = ()) -> int | None:
+        """Smallest proven header bound of the first model and slice that
+        gives one (cheapest first), or None."""
+        if self.loop.irreducible or self.loop.is_infinite:
+            return None
+        facts = list(facts)
+        for _ in self._tiers():
+            if facts and not self.prefix:
+                continue        # a fact is about the value the guards before the loop let in
+            b = self._bound_here(facts)
+            if b is not None:
+                self.prefix, self.memory = True, True
+                return b
+        return None
+
+    def _bound_here(self, facts) -> int | None:
+        best: int | None = None
+        fregs = {r for r, _m in facts}
+        fb = self.func.blocks
+        choices = sorted(self._choices(), key=lambda m: not any(
+            r in fregs for b in m for r in (fb[b].last.rs1, fb[b].last.rs2)))
+        for mod in choices:
+            try:
+                b = self._search(mod, facts, limit=best - 1 if best else MAX_UNROLL)
+            except (_Giveup, z3.Z3Exception):
+                continue
+            if b is not None and (best is None or b < best):
+                best = b
+                if best == 1:
+                    break
+        return best
+
+    def candidates(self) -> list[int]:
+        """Registers compared by the loop's exit tests, counters (written in
+        the loop) first: the values a system parameter may bound.  At most
+        three, each tried with its own slice."""
+        fb = self.func.blocks
+        written = {w for b in self.loop.blocks for i in fb[b].instrs for w in i.writes}
+        score: dict[int, int] = {}
+        for b in self.exit_branches:
+            br = fb[b].last
+            ops = [r for r in (br.rs1, br.rs2) if r]
+            for r in ops:
+                other_fixed = all(o not in written for o in ops if o != r)
+                s = 0 if (r in written and other_fixed) else 1 if r in written else 2
+                score[r] = min(score.get(r, 3), s)
+        return sorted(score, key=lambda r: (score[r], r))[:3]
+
+    def defined_by(self, reg: int) -> list[int]:
+        """Addresses of the instructions outside the loop that write ``reg``."""
+        out = []
+        for b, blk in self.func.blocks.items():
+            if b in self.loop.blocks:
+                continue
+            out += [i.addr for i in blk.instrs if reg in i.writes]
+        return out
+
+    def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None
+                        ) -> tuple[int, int] | None:
+        """(bound, register) for the first candidate register that ``accept``s
+        and gives a bound when its value at loop entry is at most ``maximum``."""
+        for r in self.candidates():
+            if accept is not None and not accept(r):
+                continue
+            b = self.bound([(r, maximum)])
+            if b is not None:
+                return b, r
+        return None
+
+    def check(self, claimed: int) -> str:
+        """"proved", "refuted" or "unknown" for ``claimed`` header executions."""
+        if self.loop.irreducible or self.loop.is_infinite:
+            return "unknown"
+        for _ in self._tiers():
+            for mod in self._choices():
+                try:
+                    b = self._search(mod, (), limit=claimed)
+                except (_Giveup, z3.Z3Exception):
+                    continue
+                if b is not None and b <= claimed:
+                    self.prefix, self.memory = True, True
+                    return "proved"
+        # refuted: even the model (a superset of the real executions) always
+        # takes `claimed` back edges
+        self.deadline = time.process_time() + LOOP_BUDGET_S / 2
+        try:
+            self.prefix, self.memory = True, False
+            mod = set(self.exit_branches)
+            solver, st, rel = self._unroller(mod)
+            if solver.check() != z3.sat:
+                return "unknown"
+            conts = []
+            for _ in range(claimed):
+                cont, st = self._iteration(st, rel, mod)
+                conts.append(cont)
+            solver.add(z3.Not(z3.And([z3.BoolVal(c) if isinstance(c, bool) else c for c in conts])))
+            if solver.check() == z3.unsat:
+                return "refuted"
+        except (_Giveup, z3.Z3Exception):
+            pass
+        finally:
+            self.prefix, self.memory = True, True
+        return "unknown"
+
+
+def _rpo(blocks, entry: int, back: set[tuple[int, int]]) -> list[int]:
+    seen = {entry}
+    post: list[int] = []
+    stack = [(entry, iter(blocks[entry].succs))] if entry in blocks else []
+    while stack:
+        n, it = stack[-1]
+        for s in it:
+            if s not in seen and s in blocks and (n, s) not in back:
+                seen.add(s)
+                stack.append((s, iter(blocks[s].succs)))
+                break
+        else:
+            post.append(n)
+            stack.pop()
+    return post[::-1] + [b for b in blocks if b not in seen]
+
+
+# ---------------------------------------------------------------------------
+# on-disk cache of solver answers
+# ---------------------------------------------------------------------------
+
+_memo: dict[str, object] = {}
+
+
+def cache_dir() -> str:
+    d = os.environ.get("KAIROS_WCET_CACHE")
+    if d:
+        return d
+    return os.path.join(os.path.expanduser("~"), ".cache", "kairos", "wcet")
+
+
+def code_key(program: Program, loop: Loop) -> bytes:
+    """The bytes the answer depends on: the function's code and addresses,
+    and the image's read-only data (the loads the encoding may resolve)."""
+    img = program.image
+    h = hashlib.sha256()
+    for bs in sorted(loop.func.blocks):
+        b = loop.func.blocks[bs]
+        h.update(bs.to_bytes(8, "little"))
+        h.update(img.read(b.start, b.end - b.start))
+        h.update(repr((b.kind.value, b.succs, b.call_target)).encode())
+    h.update(loop.header.to_bytes(8, "little"))
+    ro = img.__dict__.get("_smt_ro_hash")
+    if ro is None:
+        hr = hashlib.sha256()
+        for s in img.sections:
+            if not s.writable and not s.nobits and not s.executable:
+                hr.update(s.addr.to_bytes(8, "little") + s.data)
+        ro = img.__dict__["_smt_ro_hash"] = hr.digest()
+    h.update(ro)
+    return h.digest()
+
+
+def cached(parts: tuple, compute: Callable[[], object]) -> object:
+    """Memo of a JSON-serialisable answer keyed by ``parts`` (include
+    ``code_key``): in memory and on disk.  A missing or unwritable cache
+    directory only costs time."""
+    h = hashlib.sha256(repr((ENCODING_VERSION,) + parts).encode()).hexdigest()
+    if h in _memo:
+        return _memo[h]
+    path = os.path.join(cache_dir(), h[:2], h + ".json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            val = json.load(fh)["answer"]
+        _memo[h] = val
+        return val
+    except (OSError, ValueError, KeyError):
+        pass
+    val = compute()
+    _memo[h] = val
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + f".{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"answer": val}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return val
