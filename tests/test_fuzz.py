@@ -77,10 +77,11 @@ def test_same_seed_same_run(fuzz_elf):
 def test_replay_prints_every_call(fuzz_elf):
     result, rep = fuzz(seed=5, calls=3000, replay=2900, timeout=300)
     assert result.passed, result.reason
-    # Numbered as soon as the number itself is out: a line cut short after it
-    # still counts (it failed CI once when a kill cut a line before "a0").
-    calls = [l for l in result.lines if re.match(r"^call \d+ ", l)]
-    numbers = [int(l.split()[1]) for l in calls]
+    # A worker killed while printing leaves its line without an end, and the
+    # next call's line continues it ("... mr4-9 0x47f74call 2970 w2 ..."):
+    # numbers are found wherever a call starts, not only at a line's start.
+    calls = [l for l in result.lines if re.match(r"^call \d+ w[0-5] sys -?\d+ a0 ", l)]
+    numbers = [int(m.group(1)) for l in result.lines for m in re.finditer(r"call (\d+) w[0-5] sys ", l)]
     # Every call from 2900 on, each once, in order (a number is taken under
     # the print lock), with its registers and IPC-buffer words. A worker
     # killed while printing leaves its line cut short; so does the root when
