@@ -22,6 +22,7 @@
  * low tasks are counted by the mode their jobs completed in.
  */
 #include <kairos/kairos.h>
+#include <kairos/roottask.h>
 #include <sel4/sel4.h>
 #include <stdio.h>
 
@@ -43,41 +44,6 @@ static const unsigned long task_budget_ms[NTASKS] = {50, 60, 80};  /* LO budgets
 static const unsigned long task_work_ms[NTASKS] = {40, 50, 60};
 #define HI_BUDGET_MS 160ul
 #define OVERRUN_WORK_MS 140ul
-
-static seL4_CPtr next_slot, pool;
-static bool setup_failed;
-
-static void check(seL4_Error e, const char *what)
-{
-    if (e != seL4_NoError && !setup_failed) {
-        setup_failed = true;
-        printf("crit: %s failed: error %d\n", what, (int)e);
-    }
-}
-
-static seL4_CPtr make(seL4_Word type, seL4_Word bits)
-{
-    seL4_CPtr s = next_slot++;
-    check(seL4_Untyped_Retype(pool, type, bits, ROOT, 0, 0, s, 1), "Untyped_Retype");
-    return s;
-}
-
-static void find_pool(void)
-{
-    seL4_BootInfo *bi = kairos_bootinfo();
-    seL4_Word best = ~0ul;
-    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
-        const seL4_UntypedDesc *u = &bi->untypedList[i];
-        if (u->isDevice || u->sizeBits < 16)
-            continue;
-        if (best == ~0ul || u->sizeBits < bi->untypedList[best].sizeBits)
-            best = i;
-    }
-    if (best == ~0ul)
-        kairos_exit(false, "no RAM untyped of 64 KiB");
-    pool = bi->untyped.start + best;
-    next_slot = bi->empty.start;
-}
 
 static inline uint64_t rdtime(void)
 {
@@ -136,60 +102,45 @@ static void handler_main(seL4_Word a0, seL4_Word a1)
             switch_at = rdtime();
             switch_job = done[HI_TASK];
             hi_mode = true;
-            check(seL4_SchedControl_ConfigureFlags(ctl, task_sc[HI_TASK], HI_BUDGET_MS * 1000,
+            kairos_rt_check(seL4_SchedControl_ConfigureFlags(ctl, task_sc[HI_TASK], HI_BUDGET_MS * 1000,
                                                    task_period_ms[HI_TASK] * 1000, 6, HI_TASK,
                                                    seL4_SchedContext_Sporadic),
                   "ConfigureFlags (HI budget)");
             for (int k = 0; k < NTASKS; k++)
                 if (!task_hi[k])
-                    check(seL4_TCB_Suspend(task_tcb[k]), "TCB_Suspend");
+                    kairos_rt_check(seL4_TCB_Suspend(task_tcb[k]), "TCB_Suspend");
         }
         seL4_Send(fault_reply, seL4_MessageInfo_new(0, 0, 0, 0));
     }
-}
-
-static seL4_Word reg(int which)
-{
-    seL4_Word v;
-    if (which == 0)
-        __asm__ volatile("mv %0, gp" : "=r"(v));
-    else
-        __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
 }
 
 static seL4_CPtr spawn(int slot, void (*entry)(seL4_Word, seL4_Word), seL4_Word prio, seL4_Word budget_us,
                        seL4_Word period_us, seL4_Word flags, seL4_CPtr *sc_out)
 {
     seL4_CPtr ctl = kairos_bootinfo()->schedcontrol.start;
-    seL4_CPtr tcb = make(seL4_TCBObject, 0), sc = make(seL4_SchedContextObject, 10);
+    seL4_CPtr tcb = kairos_rt_make(seL4_TCBObject, 0), sc = kairos_rt_make(seL4_SchedContextObject, 10);
     /* The handler needs an IPC buffer (fault message, the SC cap it
      * reconfigures): it shares the root's (same tp, so the same TLS
      * pointer), which the releaser never uses for message words (it only
      * signals and yields while the handler runs). */
     bool handler = slot == NTASKS;
-    check(seL4_TCB_Configure(tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, handler ? (seL4_Word)seL4_GetIPCBuffer() : 0,
+    kairos_rt_check(seL4_TCB_Configure(tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, handler ? (seL4_Word)seL4_GetIPCBuffer() : 0,
                              handler ? seL4_CapInitThreadIPCBuffer : seL4_CapNull),
           "TCB_Configure");
-    check(seL4_SchedControl_ConfigureFlags(ctl, sc, budget_us, period_us, 6, (seL4_Word)slot, flags),
+    kairos_rt_check(seL4_SchedControl_ConfigureFlags(ctl, sc, budget_us, period_us, 6, (seL4_Word)slot, flags),
           "ConfigureFlags");
-    check(seL4_TCB_SetSchedParams(tcb, SELF, 254, prio, sc, seL4_CapNull), "TCB_SetSchedParams");
-    seL4_UserContext regs = {0};
-    regs.pc = (seL4_Word)entry;
-    regs.sp = (seL4_Word)&stacks[slot][STACK_WORDS];
-    regs.gp = reg(0);
-    regs.tp = reg(1);
-    regs.a0 = (seL4_Word)slot;
+    kairos_rt_check(seL4_TCB_SetSchedParams(tcb, SELF, 254, prio, sc, seL4_CapNull), "TCB_SetSchedParams");
+    seL4_UserContext regs = kairos_rt_thread_regs(entry, (seL4_Word)slot, &stacks[slot][STACK_WORDS]);
     *sc_out = sc;
     if (slot < NTASKS && task_hi[slot])
-        check(seL4_TCB_SetTimeoutEndpoint(tcb, fault_ep), "TCB_SetTimeoutEndpoint");
-    check(seL4_TCB_WriteRegisters(tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), "TCB_WriteRegisters");
+        kairos_rt_check(seL4_TCB_SetTimeoutEndpoint(tcb, fault_ep), "TCB_SetTimeoutEndpoint");
+    kairos_rt_check(seL4_TCB_WriteRegisters(tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), "TCB_WriteRegisters");
     return tcb;
 }
 
 int main(void)
 {
-    find_pool();
+    kairos_rt_init();
     const unsigned long n = 200000;
     uint64_t t = rdtime();
     work(n);
@@ -205,19 +156,19 @@ int main(void)
            OVERRUN_JOB, OVERRUN_WORK_MS);
 
     seL4_CPtr ctl = kairos_bootinfo()->schedcontrol.start;
-    check(seL4_SchedControl_ConfigureFlags(ctl, seL4_CapInitThreadSC, 100, TICK_MS * 1000, 0, 0,
+    kairos_rt_check(seL4_SchedControl_ConfigureFlags(ctl, seL4_CapInitThreadSC, 100, TICK_MS * 1000, 0, 0,
                                            seL4_SchedContext_Sporadic),
           "ConfigureFlags (releaser)");
-    fault_ep = make(seL4_EndpointObject, 0);
-    fault_reply = make(seL4_ReplyObject, 0);
+    fault_ep = kairos_rt_make(seL4_EndpointObject, 0);
+    fault_reply = kairos_rt_make(seL4_ReplyObject, 0);
     seL4_CPtr handler_sc;
     spawn(NTASKS, handler_main, 254, TICK_MS * 1000, TICK_MS * 1000, 0, &handler_sc);
     for (int k = 0; k < NTASKS; k++) {
-        task_ntfn[k] = make(seL4_NotificationObject, 0);
+        task_ntfn[k] = kairos_rt_make(seL4_NotificationObject, 0);
         task_tcb[k] = spawn(k, task_main, task_prio[k], task_budget_ms[k] * 1000, task_period_ms[k] * 1000,
                             seL4_SchedContext_Sporadic, &task_sc[k]);
     }
-    if (setup_failed)
+    if (kairos_rt_failed())
         kairos_exit(false, "setup failed");
 
     unsigned long late_at_release[NTASKS] = {0}, skipped[NTASKS] = {0};
@@ -259,7 +210,7 @@ int main(void)
                (unsigned long)((switch_at - t0) / TICKS_PER_US / 1000), switch_job, timeout_faults);
     else
         printf("crit: no switch; %lu timeout faults\n", timeout_faults);
-    if (setup_failed)
+    if (kairos_rt_failed())
         kairos_exit(false, "an invocation failed");
     if (!hi_mode || switch_job != OVERRUN_JOB)
         kairos_exit(false, "no switch at the planted overrun");

@@ -27,6 +27,7 @@
  * (`missed`) clear. Under QEMU -icount the run is deterministic.
  */
 #include <kairos/kairos.h>
+#include <kairos/roottask.h>
 #include <sel4/sel4.h>
 #include <stdio.h>
 
@@ -51,41 +52,6 @@ static const int task_period[NTASKS] = {5, 10, 8, 16, 10, 20};
 static const int server_budget[NSERVERS] = {2, 2, 2};
 static const int server_period[NSERVERS] = {5, 8, 10};
 
-static seL4_CPtr next_slot, pool;
-static bool setup_failed;
-
-static void check(seL4_Error e, const char *what)
-{
-    if (e != seL4_NoError && !setup_failed) {
-        setup_failed = true;
-        printf("tasched: %s failed: error %d\n", what, (int)e);
-    }
-}
-
-static seL4_CPtr make(seL4_Word type, seL4_Word bits)
-{
-    seL4_CPtr s = next_slot++;
-    check(seL4_Untyped_Retype(pool, type, bits, ROOT, 0, 0, s, 1), "Untyped_Retype");
-    return s;
-}
-
-static void find_pool(void)
-{
-    seL4_BootInfo *bi = kairos_bootinfo();
-    seL4_Word best = ~0ul;
-    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
-        const seL4_UntypedDesc *u = &bi->untypedList[i];
-        if (u->isDevice || u->sizeBits < 16)
-            continue;
-        if (best == ~0ul || u->sizeBits < bi->untypedList[best].sizeBits)
-            best = i;
-    }
-    if (best == ~0ul)
-        kairos_exit(false, "no RAM untyped of 64 KiB");
-    pool = bi->untyped.start + best;
-    next_slot = bi->empty.start;
-}
-
 /* ---- the tasks ---- */
 
 #define STACK_WORDS 512
@@ -100,31 +66,16 @@ static void task_main(seL4_Word k, seL4_Word a1)
         spins[k]++;
 }
 
-static seL4_Word reg(int which)
-{
-    seL4_Word v;
-    if (which == 0)
-        __asm__ volatile("mv %0, gp" : "=r"(v));
-    else
-        __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
-}
-
 static void spawn(int k)
 {
     seL4_CPtr ctl = kairos_bootinfo()->schedcontrol.start;
-    seL4_CPtr tcb = make(seL4_TCBObject, 0), sc = make(seL4_SchedContextObject, 8);
-    check(seL4_TCB_Configure(tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, 0, seL4_CapNull), "TCB_Configure");
-    check(seL4_SchedControl_ConfigureFlags(ctl, sc, UNIT_US, UNIT_US, 0, 0, 0), "ConfigureFlags (task)");
-    check(seL4_TCB_SetSchedParams(tcb, SELF, 0, 100, sc, seL4_CapNull), "TCB_SetSchedParams");
-    seL4_UserContext regs = {0};
-    regs.pc = (seL4_Word)task_main;
-    regs.sp = (seL4_Word)&stacks[k][STACK_WORDS];
-    regs.gp = reg(0);
-    regs.tp = reg(1);
-    regs.a0 = (seL4_Word)k;
+    seL4_CPtr tcb = kairos_rt_make(seL4_TCBObject, 0), sc = kairos_rt_make(seL4_SchedContextObject, 8);
+    kairos_rt_check(seL4_TCB_Configure(tcb, ROOT, 0, seL4_CapInitThreadVSpace, 0, 0, seL4_CapNull), "TCB_Configure");
+    kairos_rt_check(seL4_SchedControl_ConfigureFlags(ctl, sc, UNIT_US, UNIT_US, 0, 0, 0), "ConfigureFlags (task)");
+    kairos_rt_check(seL4_TCB_SetSchedParams(tcb, SELF, 0, 100, sc, seL4_CapNull), "TCB_SetSchedParams");
+    seL4_UserContext regs = kairos_rt_thread_regs(task_main, (seL4_Word)k, &stacks[k][STACK_WORDS]);
     /* Written, not started: a task runs only when the model chooses it. */
-    check(seL4_TCB_WriteRegisters(tcb, false, 0, sizeof(regs) / sizeof(seL4_Word), &regs), "TCB_WriteRegisters");
+    kairos_rt_check(seL4_TCB_WriteRegisters(tcb, false, 0, sizeof(regs) / sizeof(seL4_Word), &regs), "TCB_WriteRegisters");
     task_tcb[k] = tcb;
 }
 
@@ -145,14 +96,14 @@ int main(void)
 {
     printf("tasched: generated scheduler (model tasched-3x6: 3 servers, 6 tasks), %d units of %lu us\n", UNITS,
            UNIT_US);
-    find_pool();
+    kairos_rt_init();
     seL4_CPtr ctl = kairos_bootinfo()->schedcontrol.start;
-    check(seL4_SchedControl_ConfigureFlags(ctl, seL4_CapInitThreadSC, SCHED_BUDGET_US, UNIT_US, 0, 0,
+    kairos_rt_check(seL4_SchedControl_ConfigureFlags(ctl, seL4_CapInitThreadSC, SCHED_BUDGET_US, UNIT_US, 0, 0,
                                            seL4_SchedContext_Sporadic),
           "ConfigureFlags (scheduler)");
     for (int k = 0; k < NTASKS; k++)
         spawn(k);
-    if (setup_failed)
+    if (kairos_rt_failed())
         kairos_exit(false, "setup failed");
 
     static struct ta_state s;
@@ -166,9 +117,9 @@ int main(void)
         int next = (int)s.v_run_t;
         if (next != running) {
             if (running < NTASKS)
-                check(seL4_TCB_Suspend(task_tcb[running]), "TCB_Suspend");
+                kairos_rt_check(seL4_TCB_Suspend(task_tcb[running]), "TCB_Suspend");
             if (next < NTASKS)
-                check(seL4_TCB_Resume(task_tcb[next]), "TCB_Resume");
+                kairos_rt_check(seL4_TCB_Resume(task_tcb[next]), "TCB_Resume");
             running = next;
         }
         seL4_Yield(); /* the rest of the unit belongs to the task */
@@ -218,7 +169,7 @@ int main(void)
            (unsigned long)violations);
     if (s.error != 0 || s.v_missed != 0)
         kairos_exit(false, "the model reported an error or a miss");
-    if (setup_failed || violations)
+    if (kairos_rt_failed() || violations)
         kairos_exit(false, "what ran differs from the verified schedule");
     printf("tasched verdict: PASS (%d periods of the longest server, every deadline met, no server over budget)\n",
            PERIODS);
