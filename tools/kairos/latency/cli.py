@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kairos.wcet.errors import WcetError
+from kairos.wcet.errors import WcetError, report_errors
 
 
 def register(sub) -> None:
@@ -57,21 +57,7 @@ def parse_params(items: list[str]) -> dict[str, int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except WcetError as exc:
-        print(f"kairos latency: error: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:  # an analyser bug: one line, traceback on request
-        import os
-        if os.environ.get("KAIROS_WCET_DEBUG"):
-            raise
-        msg = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"kairos latency: error: internal error ({type(exc).__name__}: {msg}); "
-              f"set KAIROS_WCET_DEBUG=1 for a traceback", file=sys.stderr)
-        return 2
+    return report_errors("kairos latency", lambda: _run(args))
 
 
 def _run(args: argparse.Namespace) -> int:

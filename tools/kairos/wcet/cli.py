@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from kairos.wcet.errors import WcetError
+from kairos.wcet.errors import WcetError, report_errors
 
 
 def register(sub) -> None:
@@ -59,24 +58,7 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     err = Console(stderr=True)
-    try:
-        return _run(args, err)
-    except WcetError as exc:
-        print(f"kairos wcet: error: {exc}", file=sys.stderr)
-        return 2
-    except RecursionError:
-        print("kairos wcet: error: program structure too deep to analyse (recursion limit)", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:  # an analyser bug: one line, traceback on request
-        import os
-        if os.environ.get("KAIROS_WCET_DEBUG"):
-            raise
-        msg = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"kairos wcet: error: internal error ({type(exc).__name__}: {msg}); "
-              f"set KAIROS_WCET_DEBUG=1 for a traceback", file=sys.stderr)
-        return 2
+    return report_errors("kairos wcet", lambda: _run(args, err))
 
 
 def _run(args: argparse.Namespace, err) -> int:

@@ -243,7 +243,7 @@ class Emulator:
         result: int | None = None
         daddr, width = -1, 0
         if cls is InstrClass.ALU:
-            f = _ALU.get(m)
+            f = ALU.get(m)
             if f is None:
                 raise WcetError(f"emulator: unsupported instruction {m} at {ins.addr:#x}")
             result = f(rs1, rs2, ins.imm, ins.addr)
@@ -259,7 +259,7 @@ class Emulator:
             width = ins.mem_width
             self.mem.write(daddr, width, rs2)
         elif cls is InstrClass.BRANCH:
-            if _BRANCH[m](rs1, rs2):
+            if BRANCH[m](rs1, rs2):
                 next_pc = ins.addr + ins.imm
         elif cls is InstrClass.JAL:
             result = ins.addr + ins.size
@@ -268,7 +268,7 @@ class Emulator:
             result = ins.addr + ins.size
             next_pc = (rs1 + ins.imm) & MASK & ~1
         elif cls in (InstrClass.MUL, InstrClass.DIV):
-            result = _MULDIV[m](rs1, rs2)
+            result = MULDIV[m](rs1, rs2)
         elif cls is InstrClass.CSR:
             result = self._csr(ins, rs1)
         elif cls in (InstrClass.FENCE, InstrClass.FENCE_I, InstrClass.SFENCE_VMA):
@@ -331,7 +331,7 @@ def _w(v: int) -> int:
     return _s32(v) & MASK
 
 
-_ALU: dict[str, Callable[[int, int, int, int], int]] = {
+ALU: dict[str, Callable[[int, int, int, int], int]] = {
     "lui": lambda a, b, i, pc: i,
     "auipc": lambda a, b, i, pc: pc + i,
     "addi": lambda a, b, i, pc: a + i,
@@ -364,7 +364,7 @@ _ALU: dict[str, Callable[[int, int, int, int], int]] = {
     "sraw": lambda a, b, i, pc: _w(_s32(a) >> (b & 31)),
 }
 
-_BRANCH: dict[str, Callable[[int, int], bool]] = {
+BRANCH: dict[str, Callable[[int, int], bool]] = {
     "beq": lambda a, b: a == b,
     "bne": lambda a, b: a != b,
     "blt": lambda a, b: _s64(a) < _s64(b),
@@ -388,7 +388,7 @@ def _rem(a: int, b: int) -> int:
     return -r if a < 0 else r
 
 
-_MULDIV: dict[str, Callable[[int, int], int]] = {
+MULDIV: dict[str, Callable[[int, int], int]] = {
     "mul": lambda a, b: a * b,
     "mulh": lambda a, b: (_s64(a) * _s64(b)) >> 64,
     "mulhsu": lambda a, b: (_s64(a) * b) >> 64,

@@ -226,7 +226,7 @@ def _lo(v: BV) -> BV:
     return z3.Extract(31, 0, v)
 
 
-_ALU = {
+ALU = {
     "addi": lambda a, b, i: a + i, "slti": lambda a, b, i: z3.If(a < i, const(1), const(0)),
     "sltiu": lambda a, b, i: z3.If(z3.ULT(a, i), const(1), const(0)),
     "xori": lambda a, b, i: a ^ i, "ori": lambda a, b, i: a | i, "andi": lambda a, b, i: a & i,
@@ -269,7 +269,7 @@ def _div32(a: z3.BitVecRef, b: z3.BitVecRef, op: str) -> BV:
     return z3.SignExt(32, r)
 
 
-_MULDIV = {
+MULDIV = {
     "mul": lambda a, b: a * b,
     "mulh": lambda a, b: _mulh(a, b, True, True),
     "mulhsu": lambda a, b: _mulh(a, b, True, False),
@@ -285,7 +285,7 @@ _MULDIV = {
     "remuw": lambda a, b: _div32(_lo(a), _lo(b), "remuw"),
 }
 
-_BRANCH = {
+BRANCH = {
     "beq": lambda a, b: a == b, "bne": lambda a, b: a != b,
     "blt": lambda a, b: a < b, "bge": lambda a, b: a >= b,
     "bltu": lambda a, b: z3.ULT(a, b), "bgeu": lambda a, b: z3.UGE(a, b),
@@ -304,7 +304,7 @@ def execute(st: SymState, ins: Instr) -> z3.BoolRef | None:
         elif m == "auipc":
             st.set(ins.rd, const(ins.addr + ins.imm))
         else:
-            f = _ALU.get(m)
+            f = ALU.get(m)
             a = st.get(ins.rs1)
             b = st.get(ins.rs2) if ins.rs2 is not None else const(0)
             st.set(ins.rd, f(a, b, const(ins.imm)) if f else fresh("hv", m))
@@ -316,12 +316,12 @@ def execute(st: SymState, ins: Instr) -> z3.BoolRef | None:
         st.store(st.get(ins.rs1) + ins.imm, ins.mem_width, st.get(ins.rs2))
         return None
     if cls is InstrClass.BRANCH:
-        return z3.simplify(_BRANCH[m](st.get(ins.rs1), st.get(ins.rs2)))
+        return z3.simplify(BRANCH[m](st.get(ins.rs1), st.get(ins.rs2)))
     if cls in (InstrClass.JAL, InstrClass.JALR):
         st.set(ins.rd, const(ins.addr + ins.size))
         return None
     if cls in (InstrClass.MUL, InstrClass.DIV):
-        st.set(ins.rd, _MULDIV[m](st.get(ins.rs1), st.get(ins.rs2)))
+        st.set(ins.rd, MULDIV[m](st.get(ins.rs1), st.get(ins.rs2)))
         return None
     if cls in (InstrClass.LR, InstrClass.SC, InstrClass.AMO):
         addr = st.get(ins.rs1)

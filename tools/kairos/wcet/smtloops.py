@@ -56,6 +56,7 @@ from typing import Callable, Iterable
 
 import z3
 
+from kairos.wcet import emulator, rv64smt
 from kairos.wcet.cfg import CALLER_SAVED, Program, Term
 from kairos.wcet.isa import Instr, InstrClass
 from kairos.wcet.loops import Loop, LoopForest
@@ -97,154 +98,27 @@ def _sx(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) else v
 
 
-def _sext32(v):
-    if isinstance(v, int):
-        return _sx(v, 32) & MASK64
-    return z3.SignExt(32, z3.Extract(31, 0, v))
-
-
-def _lo32(v):
-    return z3.Extract(31, 0, _bv(v))
-
-
-def _binop(op: str, a, b):
-    """RV64 semantics of a two-operand integer instruction (64-bit form)."""
+def _alu(m: str, a, b, imm: int = 0):
+    """RV64 semantics of the ALU/M instruction ``m``: the emulator's tables
+    when every operand is known, else rv64smt's z3 tables (one definition of
+    each, shared with the trace emulator and the infeasible-path search)."""
     if isinstance(a, int) and isinstance(b, int):
-        return _concrete(op, a, b) & MASK64
+        if m in emulator.ALU:
+            return emulator.ALU[m](a, b, imm, 0) & MASK64
+        return emulator.MULDIV[m](a, b) & MASK64
     x, y = _bv(a), _bv(b)
-    if op == "add":
-        return x + y
-    if op == "sub":
-        return x - y
-    if op == "and":
-        return x & y
-    if op == "or":
-        return x | y
-    if op == "xor":
-        return x ^ y
-    if op == "sll":
-        return x << (y & 63)
-    if op == "srl":
-        return z3.LShR(x, y & 63)
-    if op == "sra":
-        return x >> (y & 63)
-    if op == "slt":
-        return z3.If(x < y, z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
-    if op == "sltu":
-        return z3.If(z3.ULT(x, y), z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
-    if op == "mul":
-        return x * y
-    if op == "mulhu":
-        return z3.Extract(127, 64, z3.ZeroExt(64, x) * z3.ZeroExt(64, y))
-    if op == "mulh":
-        return z3.Extract(127, 64, z3.SignExt(64, x) * z3.SignExt(64, y))
-    if op == "mulhsu":
-        return z3.Extract(127, 64, z3.SignExt(64, x) * z3.ZeroExt(64, y))
-    if op == "divu":          # z3: x / 0 = all ones, as RISC-V
-        return z3.UDiv(x, y)
-    if op == "remu":          # z3: x % 0 = x, as RISC-V
-        return z3.URem(x, y)
-    if op == "div":
-        return z3.If(y == 0, z3.BitVecVal(MASK64, 64), x / y)
-    if op == "rem":
-        return z3.If(y == 0, x, z3.SRem(x, y))
-    raise _Giveup(op)
-
-
-def _concrete(op: str, x: int, y: int) -> int:
-    sx, sy = _sx(x, 64), _sx(y, 64)
-    if op == "add":
-        return x + y
-    if op == "sub":
-        return x - y
-    if op == "and":
-        return x & y
-    if op == "or":
-        return x | y
-    if op == "xor":
-        return x ^ y
-    if op == "sll":
-        return x << (y & 63)
-    if op == "srl":
-        return x >> (y & 63)
-    if op == "sra":
-        return sx >> (y & 63)
-    if op == "slt":
-        return int(sx < sy)
-    if op == "sltu":
-        return int(x < y)
-    if op == "mul":
-        return x * y
-    if op == "mulhu":
-        return (x * y) >> 64
-    if op == "mulh":
-        return (sx * sy) >> 64
-    if op == "mulhsu":
-        return (sx * y) >> 64
-    if op == "divu":
-        return MASK64 if y == 0 else x // y
-    if op == "remu":
-        return x if y == 0 else x % y
-    if op == "div":
-        if y == 0:
-            return MASK64
-        q = abs(sx) // abs(sy)
-        return q if (sx < 0) == (sy < 0) else -q
-    if op == "rem":
-        if y == 0:
-            return x
-        r = abs(sx) % abs(sy)
-        return -r if sx < 0 else r
-    raise _Giveup(op)
-
-
-_W32 = {"addw": "add", "subw": "sub", "sllw": "sll", "srlw": "srl", "sraw": "sra", "mulw": "mul",
-        "divw": "div", "divuw": "divu", "remw": "rem", "remuw": "remu"}
-_IMM = {"addi": "add", "slti": "slt", "sltiu": "sltu", "xori": "xor", "ori": "or", "andi": "and",
-        "slli": "sll", "srli": "srl", "srai": "sra"}
-_IMMW = {"addiw": "add", "slliw": "sll", "srliw": "srl", "sraiw": "sra"}
-
-
-def _word_op(op: str, a, b):
-    """The ``w`` forms: operate on the low 32 bits, sign-extend the result."""
-    if op in ("srl", "sra", "div", "divu", "rem", "remu"):
-        signed = op in ("sra", "div", "rem")
-        if isinstance(a, int) and isinstance(b, int):
-            xa = _sx(a, 32) if signed else a & 0xFFFFFFFF
-            xb = _sx(b, 32) if signed else b & 0xFFFFFFFF
-            if op in ("srl", "sra"):
-                return _sext32((xa >> (b & 31)) & MASK64)
-            r = _concrete(op, xa & MASK64, xb & MASK64)
-            return _sext32(r & MASK64)
-        ext = z3.SignExt if signed else z3.ZeroExt
-        xa, xb = ext(32, _lo32(a)), ext(32, _lo32(b))
-        if op in ("srl", "sra"):
-            r = (xa >> (xb & 31)) if signed else z3.LShR(xa, xb & 31)
-            return _sext32(r)
-        return _sext32(_binop(op, xa, xb))
-    if op == "sll":
-        b = b & 31 if isinstance(b, int) else b & 31
-    return _sext32(_binop(op, a, b))
+    if m in rv64smt.ALU:
+        return rv64smt.ALU[m](x, y, rv64smt.const(imm))
+    if m in rv64smt.MULDIV:
+        return rv64smt.MULDIV[m](x, y)
+    raise _Giveup(m)
 
 
 def _cond(mn: str, a, b):
     """Branch condition (Python bool when both operands are known)."""
     if isinstance(a, int) and isinstance(b, int):
-        sa, sb = _sx(a, 64), _sx(b, 64)
-        return {"beq": a == b, "bne": a != b, "blt": sa < sb, "bge": sa >= sb,
-                "bltu": a < b, "bgeu": a >= b}[mn]
-    x, y = _bv(a), _bv(b)
-    if mn == "beq":
-        return x == y
-    if mn == "bne":
-        return x != y
-    if mn == "blt":
-        return x < y
-    if mn == "bge":
-        return x >= y
-    if mn == "bltu":
-        return z3.ULT(x, y)
-    return z3.UGE(x, y)
+        return emulator.BRANCH[mn](a, b)
+    return rv64smt.BRANCH[mn](_bv(a), _bv(b))
 
 
 def _and(a, b):
@@ -428,7 +302,7 @@ class LoopQuery:
 
         if c in (InstrClass.STORE,):
             if MEM in rel:
-                self._store(st, _binop("add", get(ins.rs1), ins.imm & MASK64), get(ins.rs2), ins.mem_width)
+                self._store(st, _alu("addi", get(ins.rs1), 0, ins.imm), get(ins.rs2), ins.mem_width)
             return
         if c in (InstrClass.AMO, InstrClass.SC, InstrClass.FP_STORE):
             if MEM in rel:
@@ -447,18 +321,10 @@ class LoopQuery:
             val = ins.imm & MASK64
         elif m == "auipc":
             val = (ins.addr + ins.imm) & MASK64
-        elif m in _IMM:
-            val = _binop(_IMM[m], get(ins.rs1), ins.imm & MASK64)
-        elif m in _IMMW:
-            val = _word_op(_IMMW[m], get(ins.rs1), ins.imm & MASK64)
-        elif m in _W32:
-            val = _word_op(_W32[m], get(ins.rs1), get(ins.rs2))
-        elif c in (InstrClass.ALU, InstrClass.MUL, InstrClass.DIV) and ins.rs2 is not None \
-                and m in ("add", "sub", "sll", "slt", "sltu", "xor", "srl", "sra", "or", "and", "mul",
-                          "mulh", "mulhsu", "mulhu", "div", "divu", "rem", "remu"):
-            val = _binop(m, get(ins.rs1), get(ins.rs2))
+        elif m in emulator.ALU or m in emulator.MULDIV:
+            val = _alu(m, get(ins.rs1), get(ins.rs2) if ins.rs2 is not None else 0, ins.imm)
         elif c is InstrClass.LOAD:
-            addr = _binop("add", get(ins.rs1), ins.imm & MASK64) if (not ins.rs1 or ins.rs1 in rel) else None
+            addr = _alu("addi", get(ins.rs1), 0, ins.imm) if (not ins.rs1 or ins.rs1 in rel) else None
             if MEM in rel or isinstance(addr, int):
                 try:
                     val = self._load(st, addr, ins.mem_width, ins.mem_signed) if addr is not None else None
@@ -558,7 +424,6 @@ class LoopQuery:
         """Symbolic execution over the acyclic view restricted to ``blocks_in``
         from ``start``.  Returns the (path condition, state) at the entry of each
         block, and the flows into ``stop_header`` (edges that reach it)."""
-        fb = self.func.blocks
         incoming: dict[int, list[tuple[object, _State]]] = {start: [(True, start_state)]}
         at: dict[int, tuple[object, _State]] = {}
         to_stop: list[tuple[object, _State, int]] = []
