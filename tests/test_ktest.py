@@ -163,9 +163,13 @@ def test_on_target_suites_with_forced_preemption(ktest_elf, check_kernel):
     in its own delete). The release-queue tests run too (every release is
     followed by a preemption point; whether an entry finds several threads
     due depends on the invariant checker's length, so a stop with more due
-    is not asserted here; the -icount sched run shows them)."""
+    is not asserted here; the -icount sched run shows them). A retype of 256
+    frames stopped after every few objects must finish with every frame in
+    place (untyped/retype_preempted_part_way_finishes_in_place asserts its
+    restarts)."""
     r, passed = run_suite(check_kernel, ktest_elf, "1G",
-                          "ipc,notification,irq,tcb,sched/release_order*,sched/threads_due*,zz_report",
+                          "ipc,notification,irq,tcb,sched/release_order*,sched/threads_due*,"
+                          "untyped/retype_preempted*,zz_report",
                           icount=True, extra=("preempt=force",))
     assert passed > 100
     counters = next(l for l in r.lines if l.startswith("kernel-counters:"))

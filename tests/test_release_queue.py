@@ -3,11 +3,14 @@
 release.c is compiled natively with AddressSanitizer and UBSan together with
 tests/host/release_harness.c. Hypothesis drives it with random histories of
 insertions (release times from a small range, so that equal times are
-common), removals from anywhere and takes of the first thread, and compares
-every answer with a reference: seL4's release queue, a list sorted by release
-time in which a thread is queued behind every equal time (tcbReleaseEnqueue).
-After each history the heap's own invariants (order, recorded positions) are
-checked too.
+common), removals from anywhere (which leave a stale entry in the SC's slot),
+deletions of an SC's slot and takes of the first thread, and compares every
+answer with a reference: seL4's release queue, a list sorted by release time
+in which a thread is queued behind every equal time (tcbReleaseEnqueue). The
+number of entries, stale ones included, is compared with a model of the
+slots (one per SC at most, a stale one leaving when it comes first or its SC
+is deleted). After each step the heap's own invariants (order, recorded
+slots, queued threads) are checked too.
 """
 
 from __future__ import annotations
@@ -69,10 +72,36 @@ class Reference:
         return any(e[1] == tid for e in self.queue)
 
 
+class Slots:
+    """The heap's entries by SC: key (time, insertion number) and whether
+    the SC's thread is in it. Taking the first thread takes every entry
+    before it (stale ones) too, as the release loop does."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[int, int, bool]] = {}
+        self.seq = 0
+
+    def insert(self, tid: int, time: int) -> None:
+        self.entries[tid] = (time, self.seq, True)
+        self.seq += 1
+
+    def remove(self, tid: int) -> None:
+        time, seq, _ = self.entries[tid]
+        self.entries[tid] = (time, seq, False)
+
+    def take_first_thread(self) -> None:
+        while self.entries:
+            tid = min(self.entries, key=lambda i: self.entries[i][:2])
+            live = self.entries.pop(tid)[2]
+            if live:
+                return
+
+
 ops = st.lists(st.one_of(
     st.tuples(st.just("I"), st.integers(0, 40), st.integers(0, 6)),
     st.tuples(st.just("R"), st.integers(0, 40), st.just(0)),
     st.tuples(st.just("P"), st.just(0), st.just(0)),
+    st.tuples(st.just("F"), st.integers(0, 40), st.just(0)),
 ), min_size=1, max_size=300)
 
 
@@ -80,6 +109,7 @@ ops = st.lists(st.one_of(
 @given(ops)
 def test_heap_releases_in_sel4_order(harness: Path, history: list[tuple[str, int, int]]) -> None:
     ref = Reference()
+    slots = Slots()
     commands, expected = [], []
     for op, tid, time in history:
         if op == "I":
@@ -87,20 +117,44 @@ def test_heap_releases_in_sel4_order(harness: Path, history: list[tuple[str, int
             expected.append("refused" if ref.holds(tid) else "ok")
             if not ref.holds(tid):
                 ref.insert(tid, time)
+                slots.insert(tid, time)
         elif op == "R":
             commands.append(f"R {tid}")
             expected.append("ok" if ref.holds(tid) else "refused")
-            ref.remove(tid)
+            if ref.holds(tid):
+                ref.remove(tid)
+                slots.remove(tid)
+        elif op == "F":
+            commands.append(f"F {tid}")
+            expected.append("refused" if ref.holds(tid) else "ok")
+            if not ref.holds(tid):
+                slots.entries.pop(tid, None)
         else:
             commands.append("P")
+            slots.take_first_thread()
             if ref.queue:
                 t, i = ref.queue.pop(0)
                 expected.append(f"{i} {t}")
             else:
                 expected.append("refused")
-        commands.append("V")
-        expected.append("ok")
+        commands += ["V", "C"]
+        expected += ["ok", str(len(slots.entries))]
     assert run(harness, commands) == expected
+
+
+def test_removal_leaves_one_stale_entry_per_sc(harness: Path) -> None:
+    """Queueing and taking out the same threads again and again never grows
+    the heap beyond one entry per SC: a thread queued again reuses its SC's
+    stale slot with the new key, and the stale slots leave when they come
+    first or their SC goes."""
+    commands = []
+    for round_ in range(50):
+        for i in range(4):
+            commands += [f"I {i} {1000 - 10 * round_ + i}", f"R {i}"]
+    commands += ["C", "V", "I 2 5", "I 7 5", "C", "P", "P", "C", "F 0", "F 1", "F 3", "C", "V", "P"]
+    out = run(harness, commands)
+    assert out[:400] == ["ok"] * 400
+    assert out[400:] == ["4", "ok", "ok", "ok", "5", "2 5", "7 5", "3", "ok", "ok", "ok", "0", "ok", "refused"]
 
 
 def test_full_queue_in_order_with_ties(harness: Path) -> None:

@@ -102,7 +102,17 @@ struct tcb {
     struct tcb *ready_next; /* ready queue of its priority */
     struct tcb *ready_prev;
     bool in_ready_queue;
-    u32 release_pos; /* 1 + its index in the release heap while queued there, else 0 */
+    bool in_release_queue; /* queued in its SC's release-heap slot (release.h) */
+    /* An Untyped_Retype of this thread stopped at a preemption point after
+     * `done` objects, the first at `first` (untyped.c): the restarted call
+     * goes on from there if it is the same call, its objects are still in
+     * place and the untyped's watermark is still right after them. */
+    struct {
+        const cte_t *untyped; /* NULL: nothing to go on with */
+        const cte_t *dest;
+        word_t type, user_size_bits, count, done;
+        paddr_t first;
+    } retype;
 #if CONFIG_DEBUG_BUILD
     struct tcb *debug_next; /* every TCB, for DebugDumpScheduler */
     struct tcb *debug_prev;
@@ -135,6 +145,7 @@ struct sched_context {
     u32 refill_head;   /* ring index of the head refill */
     u32 refill_count;  /* refills in use (0 until configured) */
     u32 size_bits;
+    u32 release_pos;   /* 1 + index of its slot in the release heap, else 0 (release.h) */
     bool sporadic;     /* ConfigureFlags flag bit 0 */
 };
 _Static_assert(sizeof(struct sched_context) <= SC_HEADER_BYTES, "SC header at most 96 bytes");

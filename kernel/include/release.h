@@ -7,8 +7,19 @@
  * order they came, the order of seL4's sorted release list (tcbReleaseEnqueue
  * queues a thread behind the equal times). Each entry carries its key, so
  * ordering compares entries in the array and never follows a TCB or SC
- * pointer; a TCB records its position (release_pos) so that it can be taken
- * out from anywhere. Insertion and removal move one entry per level: at most
+ * pointer.
+ *
+ * An entry belongs to a scheduling context, not to a thread: a sporadic SC
+ * has at most one (its slot, release_pos), which holds the SC's thread while
+ * it is queued. Taking a thread out only empties the slot's thread field:
+ * O(1), whatever the slot's place in the heap. The empty ("stale") entry
+ * keeps its key and place; it is reused, with a new key, when a thread on
+ * that SC is queued again, and leaves the heap when it reaches the top
+ * (release_queue_take_first, which the release loop calls with a
+ * preemption point after each entry) or when its SC is deleted or stops
+ * being sporadic (release_queue_forget_sc). So the heap never holds more
+ * entries than there are sporadic SCs, and insertion, reuse, taking the
+ * first entry and forgetting an SC move one entry per level: at most
  * RELEASE_QUEUE_LEVELS, the depth of a heap of CONFIG_MAX_SPORADIC_SCS.
  *
  * Nothing here needs more than object.h, so the host tests
@@ -25,21 +36,30 @@ _Static_assert(CONFIG_MAX_SPORADIC_SCS <= (1u << RELEASE_QUEUE_LEVELS), "the hea
 struct release_entry {
     u64 time; /* the head refill's release time when the thread was queued */
     u64 seq;  /* insertion number: first come, first released among equal times */
-    struct tcb *tcb;
+    struct sched_context *sc; /* whose slot this is (sc->release_pos) */
+    struct tcb *tcb;          /* sc's thread while queued; NULL: stale */
 };
 
 struct release_queue {
     struct release_entry heap[CONFIG_MAX_SPORADIC_SCS];
-    u32 count;
+    u32 count; /* entries, live or stale */
     u64 next_seq;
 };
 
-/* Queue t (not queued, count < CONFIG_MAX_SPORADIC_SCS) to be released at time. */
+/* Queue t (not queued; bound to t->sc, whose slot holds no thread) to be
+ * released at time: in t->sc's slot with the new key if it has one, else in
+ * a new entry (count < CONFIG_MAX_SPORADIC_SCS then). */
 void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time);
-/* Take t (queued) out. */
+/* Take t (queued) out: its entry stays, stale. */
 void release_queue_remove(struct release_queue *q, struct tcb *t);
-static inline bool release_queue_holds(const struct tcb *t) { return t->release_pos != 0; }
-/* What is wrong with the heap (order, positions), or NULL. */
+/* Take the first entry (count > 0) out of the heap: its thread (now not
+ * queued), or NULL if the entry was stale. */
+struct tcb *release_queue_take_first(struct release_queue *q);
+/* sc's slot, if it has one (stale: its thread is not queued), leaves the
+ * heap. */
+void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc);
+static inline bool release_queue_holds(const struct tcb *t) { return t->in_release_queue; }
+/* What is wrong with the heap (order, slots, queued threads), or NULL. */
 const char *release_queue_violation(const struct release_queue *q);
 
 #endif

@@ -110,10 +110,12 @@ static ALWAYS_INLINE void thread_activate_vspace(struct tcb *t)
 /* Boot: prepare the idle thread, which runs when no thread can (thread.c). */
 void thread_init_idle(void);
 /* Release-queue admission (docs/scheduling.md "Release queue"): may one
- * more SC of this core become sporadic? sched_count_sporadic records an SC's
- * change from was to is (sc_waits_for_release before and after). */
+ * more SC of this core become sporadic? sched_count_sporadic records sc's
+ * change from was to is (sc_waits_for_release before and after); an SC that
+ * stops being sporadic (or is deleted: is = false) gives up its slot in the
+ * release queue (its thread is not queued then). */
 bool sched_admit_sporadic(void);
-void sched_count_sporadic(bool was, bool is);
+void sched_count_sporadic(struct sched_context *sc, bool was, bool is);
 #if CONFIG_INVARIANT_CHECKS
 /* What is wrong with the release queue (heap order, positions, admission
  * count), or NULL: for the invariant checker. */

@@ -138,7 +138,7 @@ static void ready_remove(struct tcb *t)
 /* ---- release queue ---- */
 
 /* Ordered by the head refill's release time (release.h: a heap, O(log n)
- * per insertion or removal, FIFO among equal times as in seL4). */
+ * per insertion, O(1) per removal, FIFO among equal times as in seL4). */
 static u64 release_time(struct tcb *t) { return refill_head(t->sc)->release_time; }
 
 static bool in_release_queue(const struct tcb *t) { return release_queue_holds(t); }
@@ -149,9 +149,9 @@ static void release_insert(struct tcb *t)
 {
     struct sched_node *n = NODE;
     /* Room: t's SC is sporadic (a round-robin head is always released),
-     * each queued thread has its own SC, and at most
+     * each entry belongs to its own sporadic SC, and at most
      * CONFIG_MAX_SPORADIC_SCS are sporadic (sched_admit_sporadic). */
-    kassert(n->release.count < CONFIG_MAX_SPORADIC_SCS);
+    kassert(t->sc->release_pos != 0 || n->release.count < CONFIG_MAX_SPORADIC_SCS);
     release_queue_insert(&n->release, t, release_time(t));
     TRACE(TRACE_THROTTLE, t, 0);
 }
@@ -167,9 +167,12 @@ static ALWAYS_INLINE bool release_due(const struct sched_node *n)
 
 bool sched_admit_sporadic(void) { return NODE->sporadic_scs < CONFIG_MAX_SPORADIC_SCS; }
 
-void sched_count_sporadic(bool was, bool is)
+void sched_count_sporadic(struct sched_context *sc, bool was, bool is)
 {
-    NODE->sporadic_scs += (u32)is - (u32)was;
+    struct sched_node *n = NODE;
+    if (was && !is)
+        release_queue_forget_sc(&n->release, sc);
+    n->sporadic_scs += (u32)is - (u32)was;
 }
 
 #if CONFIG_INVARIANT_CHECKS
@@ -177,14 +180,16 @@ const char *sched_invariant_violation(void)
 {
     struct sched_node *n = NODE;
     if (n->release.count > n->sporadic_scs || n->sporadic_scs > CONFIG_MAX_SPORADIC_SCS)
-        return "release queue: more threads than sporadic SCs, or too many sporadic SCs";
+        return "release queue: more entries than sporadic SCs, or too many sporadic SCs";
     const char *why = release_queue_violation(&n->release);
     if (why)
         return why;
     for (u32 i = 0; i < n->release.count; i++) {
-        const struct tcb *t = n->release.heap[i].tcb;
-        if (t->in_ready_queue || !thread_is_schedulable(t) || !sc_waits_for_release(t->sc))
-            return "release queue: a thread also ready, or not schedulable on a sporadic SC";
+        const struct release_entry *e = &n->release.heap[i];
+        if (!sc_waits_for_release(e->sc))
+            return "release queue: a slot of an SC that is not sporadic";
+        if (e->tcb && (e->tcb->in_ready_queue || !thread_is_schedulable(e->tcb)))
+            return "release queue: a thread also ready, or not schedulable";
     }
     return NULL;
 }
@@ -430,25 +435,27 @@ void thread_forget(struct tcb *t)
 }
 
 /* Threads whose head refill is now ready go to the tail of their priority,
- * earliest release first. A preemption point after each: with an interrupt
- * pending the rest stay queued, and since the earliest of them is due the
- * exit arms the timer for a time already passed, so the next entry (the
- * pending interrupt, or that timer interrupt) goes on releasing. A thread
- * whose SC's head moved after it was queued (the key is read at insertion)
- * goes back with its new release time. Out of line: the WCET annotation
- * bounds its loop by function name. */
+ * earliest release first. A preemption point after each due entry: with an
+ * interrupt pending the rest stay queued, and since the earliest of them is
+ * due the exit arms the timer for a time already passed, so the next entry
+ * (the pending interrupt, or that timer interrupt) goes on releasing. A
+ * stale entry (its thread was taken out, release.h) just leaves the heap. A
+ * thread whose SC's head moved after it was queued (the key is read at
+ * insertion) goes back with its new release time. Out of line: the WCET
+ * annotation bounds its loop by function name. */
 static NOINLINE void release_ready_threads(void)
 {
     struct sched_node *n = NODE;
     u32 k = 0;
     while (k < CONFIG_MAX_SPORADIC_SCS && release_due(n)) {
-        struct tcb *t = n->release.heap[0].tcb;
-        TRACE(TRACE_RELEASE, t, 0);
-        release_remove(t);
-        if (refill_ready(t->sc, n->stamp))
-            ready_insert(t, false);
-        else
-            release_insert(t);
+        struct tcb *t = release_queue_take_first(&n->release);
+        if (t) {
+            TRACE(TRACE_RELEASE, t, 0);
+            if (refill_ready(t->sc, n->stamp))
+                ready_insert(t, false);
+            else
+                release_insert(t);
+        }
         k++;
         if (preemption_point()) {
             if (CONFIG_DEBUG_BUILD && release_due(n))

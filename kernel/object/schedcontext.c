@@ -77,7 +77,7 @@ void sched_context_finalise(struct sched_context *sc)
     sched_context_unbind_notification(sc);
     sched_context_complete_yield_to(sc->yield_from); /* as seL4: the yielder gets the time so far */
     (void)sched_stop_charging(sc); /* its refills die with it: nothing to charge */
-    sched_count_sporadic(sc_waits_for_release(sc), false);
+    sched_count_sporadic(sc, sc_waits_for_release(sc), false);
 }
 
 /* SchedControl_ConfigureFlags, after its checks (schedcontrol.c). */
@@ -107,7 +107,7 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
         refill_new(sc, max_refills, budget, period, now);
     sc->badge = badge;
     sc->sporadic = (flags & SC_FLAG_SPORADIC) != 0;
-    sched_count_sporadic(was_sporadic, sc_waits_for_release(sc));
+    sched_count_sporadic(sc, was_sporadic, sc_waits_for_release(sc));
     if (t)
         thread_schedule(t); /* ready, or the release queue until its head is due */
 }

@@ -10,6 +10,7 @@
 #include <kernel.h>
 #include <notification.h>
 #include <objecttype.h>
+#include <preemption.h>
 #include <schedcontext.h>
 #include <thread.h>
 
@@ -136,6 +137,40 @@ static struct syscall_error decode_space(struct tcb_caps *tc, struct tcb *target
     return no_error();
 }
 
+/* One slot a TCB-caps invocation changes: the new cap and its source
+ * (NULL: the slot is only emptied), in seL4's order (fault handler, timeout
+ * handler, CSpace root, VSpace root, IPC buffer). */
+struct tcb_cap_step {
+    enum tcb_slot index;
+    cap_t cap;
+    cte_t *src;
+};
+
+/* Did a run of this call that stopped at a preemption point already do this
+ * step? The slot holds the new cap, right after its source in the
+ * derivation list where the insertion put it (or is empty, for a step that
+ * only empties it), and for the IPC buffer the address is set. */
+static bool step_done(const struct tcb *target, const struct tcb_cap_step *st, vaddr_t buffer_addr)
+{
+    const cte_t *dest = &target->slots[st->index];
+    if (st->index == TCB_SLOT_IPC_BUFFER && target->ipc_buffer != buffer_addr)
+        return false;
+    if (!st->src || cap_is_null(st->cap))
+        return cap_is_null(dest->cap);
+    return dest->cap.w0 == st->cap.w0 && dest->cap.w1 == st->cap.w1 && mdb_prev(dest) == st->src;
+}
+
+/* Add a step to the list, unless it and every step before it are done: a
+ * re-executed call goes on after the last step done. */
+static void add_step(struct tcb_cap_step *steps, u32 *n, bool *skipping, const struct tcb *target,
+                     struct tcb_cap_step st, vaddr_t buffer_addr)
+{
+    if (*skipping && step_done(target, &st, buffer_addr))
+        return;
+    *skipping = false;
+    steps[(*n)++] = st;
+}
+
 /* seL4's installTCBCap: empty the TCB's slot, then copy the new cap in as a
  * child of its source, unless deleting the old cap removed the source cap or
  * the TCB cap being invoked (then the TCB keeps an empty slot). */
@@ -151,38 +186,57 @@ static struct syscall_error install_tcb_cap(struct invocation *inv, struct tcb *
     return no_error();
 }
 
+/* The steps one after the other, with a preemption point between two steps
+ * (Blackham ch. 5): each step may finalise the last cap to an object, so
+ * without it one region would hold up to five finalisations. Stopped there,
+ * the call is re-executed as any preempted one; it skips the steps already
+ * done (step_done), so every stop follows a step that stays done and the
+ * call always gets further. */
 static struct syscall_error perform_tcb_caps(struct invocation *inv, struct tcb *target, const struct tcb_caps *tc)
 {
-    struct syscall_error e = no_error();
-    if (tc->set_fault) {
-        e = install_tcb_cap(inv, target, TCB_SLOT_FAULT_HANDLER, tc->fault, tc->fault_src);
-        if (e.code != ERR_NONE)
-            return e;
-    }
-    if (tc->set_timeout) {
-        e = install_tcb_cap(inv, target, TCB_SLOT_TIMEOUT_HANDLER, tc->timeout, tc->timeout_src);
-        if (e.code != ERR_NONE)
-            return e;
-    }
+    struct tcb_cap_step steps[5];
+    u32 n = 0;
+    bool skipping = true;
+    vaddr_t addr = tc->buffer_addr;
+    if (tc->set_fault)
+        add_step(steps, &n, &skipping, target, (struct tcb_cap_step){TCB_SLOT_FAULT_HANDLER, tc->fault, tc->fault_src},
+                 addr);
+    if (tc->set_timeout)
+        add_step(steps, &n, &skipping, target,
+                 (struct tcb_cap_step){TCB_SLOT_TIMEOUT_HANDLER, tc->timeout, tc->timeout_src}, addr);
     if (tc->set_space) {
-        e = install_tcb_cap(inv, target, TCB_SLOT_CSPACE, tc->cspace, tc->cspace_src);
-        if (e.code != ERR_NONE)
-            return e;
-        e = install_tcb_cap(inv, target, TCB_SLOT_VSPACE, tc->vspace, tc->vspace_src);
-        if (e.code != ERR_NONE)
-            return e;
+        add_step(steps, &n, &skipping, target, (struct tcb_cap_step){TCB_SLOT_CSPACE, tc->cspace, tc->cspace_src},
+                 addr);
+        add_step(steps, &n, &skipping, target, (struct tcb_cap_step){TCB_SLOT_VSPACE, tc->vspace, tc->vspace_src},
+                 addr);
     }
-    if (tc->set_buffer) {
-        cte_t *dest = &target->slots[TCB_SLOT_IPC_BUFFER];
-        e = cte_delete(dest, true);
-        if (e.code != ERR_NONE)
-            return e;
-        target->ipc_buffer = tc->buffer_addr;
-        if (tc->buffer_src && same_object_as(tc->buffer, tc->buffer_src->cap) &&
-            same_object_as(inv->cap, inv->slot->cap))
-            cte_insert(tc->buffer, tc->buffer_src, dest);
+    if (tc->set_buffer)
+        add_step(steps, &n, &skipping, target,
+                 (struct tcb_cap_step){TCB_SLOT_IPC_BUFFER, tc->buffer, tc->buffer_src}, addr);
+    if (n == 0)
+        return no_error();
+    /* n <= 5; the constant in the condition shows the bound to the analyser. */
+    for (u32 k = 0; k < 5;) {
+        const struct tcb_cap_step *st = &steps[k];
+        struct syscall_error e;
+        if (st->index == TCB_SLOT_IPC_BUFFER) {
+            e = cte_delete(&target->slots[TCB_SLOT_IPC_BUFFER], true);
+            if (e.code != ERR_NONE)
+                return e;
+            target->ipc_buffer = tc->buffer_addr;
+            if (st->src && same_object_as(st->cap, st->src->cap) && same_object_as(inv->cap, inv->slot->cap))
+                cte_insert(st->cap, st->src, &target->slots[TCB_SLOT_IPC_BUFFER]);
+        } else {
+            e = install_tcb_cap(inv, target, st->index, st->cap, st->src);
+            if (e.code != ERR_NONE)
+                return e;
+        }
+        if (++k == n)
+            break;
+        if (preemption_point())
+            return preempted();
     }
-    return e;
+    return no_error();
 }
 
 /* ---- decoders, one per label ---- */

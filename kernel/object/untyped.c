@@ -184,27 +184,66 @@ static bool reset_untyped(cte_t *slot)
     return true; /* not reached: offset reaches 0 within the bound */
 }
 
-/* The perform step. Only the reset can stop early (preempted), and it leaves
- * the untyped consistent: no objects are created until it has finished. */
-static struct syscall_error perform_retype(cte_t *ut_slot, bool reset, enum object_type type, word_t user_size_bits,
-                                           word_t obj_bits, cte_t *dest, word_t count)
+/* The perform step: objects `done` to `count` - 1 (done is 0 unless a
+ * preempted call goes on), the first at `first`. After each object the
+ * watermark moves past it and, unless it was the last, a preemption point
+ * follows; stopped there, the call is recorded in the caller's TCB for its
+ * re-execution. So at every stop the untyped is as if `done` objects had
+ * been asked for: a call that is never re-executed (its thread deleted,
+ * say) leaves no memory behind that no object uses. Only the reset can stop
+ * before any object exists. */
+static struct syscall_error perform_retype(struct tcb *caller, cte_t *ut_slot, bool reset, enum object_type type,
+                                           word_t user_size_bits, word_t obj_bits, cte_t *dest, word_t count,
+                                           word_t done, paddr_t first)
 {
     if (reset && !reset_untyped(ut_slot))
         return preempted();
-    cap_t ut = ut_slot->cap;
-    paddr_t base = cap_obj(ut);
-    bool device = cap_untyped_is_device(ut);
-    /* Objects are placed back to back from the watermark rounded up to the
-     * object size; on a reset untyped that is its base address. */
-    paddr_t first = ALIGN_UP(base + cap_untyped_free_index(ut), 1ul << obj_bits);
-    ut_slot->cap = untyped_set_free_index(ut, first + (count << obj_bits) - base);
+    paddr_t base = cap_obj(ut_slot->cap);
+    bool device = cap_untyped_is_device(ut_slot->cap);
+    if (done == 0) /* back to back from the watermark rounded up to the object size (base after a reset) */
+        first = ALIGN_UP(base + cap_untyped_free_index(ut_slot->cap), 1ul << obj_bits);
     /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT (checked by the decoder); the
-     * constant in the condition makes the bound visible to the analyser. */
-    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++) {
-        cap_t c = create_object(type, first + (i << obj_bits), user_size_bits, device);
-        cdt_insert_new_cap(ut_slot, &dest[i], c);
+     * constant in the condition makes the bound visible to the analyser,
+     * and the preemption point after each object makes one object the
+     * longest step. */
+    for (word_t i = done; i < CONFIG_RETYPE_FAN_OUT_LIMIT;) {
+        paddr_t obj = first + (i << obj_bits);
+        ut_slot->cap = untyped_set_free_index(ut_slot->cap, obj + (1ul << obj_bits) - base);
+        cdt_insert_new_cap(ut_slot, &dest[i], create_object(type, obj, user_size_bits, device));
+        if (++i == count)
+            break;
+        if (preemption_point()) {
+            caller->retype.untyped = ut_slot;
+            caller->retype.dest = dest;
+            caller->retype.type = type;
+            caller->retype.user_size_bits = user_size_bits;
+            caller->retype.count = count;
+            caller->retype.done = i;
+            caller->retype.first = first;
+            return preempted();
+        }
     }
+    caller->retype.untyped = NULL;
     return no_error();
+}
+
+/* How many objects a preempted run of this call made, if the caller's
+ * record names the same untyped slot, destination, type, size and count
+ * and the untyped's watermark is still right after those objects (nothing
+ * was taken from it since); else 0, a new call. The decoder then checks
+ * that the objects are still in their slots. The decoder only reads the
+ * record; a completed call clears it. Whatever the record says, objects
+ * only ever come from above the watermark, so a stale record cannot make
+ * two objects share memory. */
+static word_t retype_stopped_at(const struct tcb *t, const cte_t *ut_slot, const cte_t *dest, word_t type,
+                                word_t user_size_bits, word_t obj_bits, word_t count)
+{
+    word_t done = t->retype.done;
+    bool same = t->retype.untyped == ut_slot && t->retype.dest == dest && t->retype.type == type &&
+                t->retype.user_size_bits == user_size_bits && t->retype.count == count && done != 0 &&
+                done < count &&
+                cap_obj(ut_slot->cap) + cap_untyped_free_index(ut_slot->cap) == t->retype.first + (done << obj_bits);
+    return same ? done : 0;
 }
 
 struct syscall_error decode_untyped_invocation(struct invocation *inv)
@@ -256,22 +295,39 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
     if (count > node_size - node_offset)
         return range_error(1, node_size - node_offset);
     cte_t *dest = cnode_slots(node) + node_offset;
+    /* A call that a preemption point stopped goes on where it stopped, if
+     * its first `done` objects are still in their slots; otherwise it is a
+     * new call, and a new call needs the whole destination empty (so a
+     * mismatch among the first `done` is DeleteFirst too, unless none of
+     * them is left). */
+    word_t done = retype_stopped_at(t, inv->slot, dest, type, user_size_bits, obj_bits, count);
+    paddr_t first = t->retype.first;
     /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT here; the constant in the
      * condition makes the bound visible to the analyser. */
-    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++)
-        if (!cap_is_null(dest[i].cap))
+    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++) {
+        if (cap_is_null(dest[i].cap)) {
+            if (i < done && i != 0)
+                return error0(ERR_DELETE_FIRST);
+            if (i < done)
+                done = 0; /* nothing of the stopped run is left: a new call */
+        } else if (i >= done || !cap_is_physical(dest[i].cap) || cap_obj(dest[i].cap) != first + (i << obj_bits)) {
             return error0(ERR_DELETE_FIRST);
+        }
+    }
 
-    /* No children: the untyped will be reset, so all of it is available. */
-    bool reset = !cdt_has_children(inv->slot);
+    /* No children: the untyped will be reset, so all of it is available. A
+     * call that goes on needs room for the rest right above the watermark
+     * (its objects are children: no reset). */
+    bool reset = done == 0 && !cdt_has_children(inv->slot);
     word_t size = 1ul << cap_untyped_size_bits(inv->cap);
     word_t available = size - (reset ? 0 : cap_untyped_free_index(inv->cap));
-    if ((available >> obj_bits) < count)
+    if ((available >> obj_bits) < count - done)
         return error1(ERR_NOT_ENOUGH_MEMORY, available);
     if (cap_untyped_is_device(inv->cap) && type != OBJ_UNTYPED && !is_frame_type(type))
         return error1(ERR_INVALID_ARGUMENT, 1);
 
-    return perform_retype(inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count);
+    return perform_retype(t, inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count, done,
+                          first);
 }
 
 #if CONFIG_INVARIANT_CHECKS

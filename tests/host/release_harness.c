@@ -1,16 +1,21 @@
 /* Host driver for kernel/kernel/release.c (tests/test_release_queue.py).
  *
  * Built natively with AddressSanitizer and UBSan together with release.c.
- * Threads are CONFIG_MAX_SPORADIC_SCS zeroed TCBs, named by their index.
+ * Threads are CONFIG_MAX_SPORADIC_SCS zeroed TCBs, named by their index,
+ * each bound to a scheduling context of the same index.
  *
  * Protocol: one command per line on stdin, one answer line per command.
  *   I id time     queue thread id to be released at time -> "ok"
  *   R id          take thread id out                     -> "ok"
- *   P             take the first thread out              -> "<id> <time>"
+ *   P             take the first thread out, as the release loop does
+ *                 (stale entries at the top leave first) -> "<id> <time>"
+ *   F id          SC id is deleted: its slot goes        -> "ok"
+ *   C             entries in the heap, live or stale     -> "<count>"
  *   V             the heap's invariants                  -> "ok" or the violation
  * A command the queue's preconditions forbid (a queued thread queued
- * again, an absent one removed, a full queue) answers "refused": the
- * kernel never makes those calls (thread.c checks first). */
+ * again, an absent one removed, the slot of a queued thread forgotten)
+ * answers "refused": the kernel never makes those calls (thread.c checks
+ * first). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +24,21 @@
 #include <release.h>
 
 static struct tcb threads[CONFIG_MAX_SPORADIC_SCS];
+static struct sched_context scs[CONFIG_MAX_SPORADIC_SCS];
 static struct release_queue q;
 
 int main(void)
 {
+    for (unsigned i = 0; i < CONFIG_MAX_SPORADIC_SCS; i++) {
+        threads[i].sc = &scs[i];
+        scs[i].tcb = &threads[i];
+    }
     char line[128];
     while (fgets(line, sizeof(line), stdin)) {
         unsigned id = 0;
         unsigned long long time = 0;
         if (sscanf(line, "I %u %llu", &id, &time) == 2) {
-            if (id >= CONFIG_MAX_SPORADIC_SCS || release_queue_holds(&threads[id]) ||
-                q.count == CONFIG_MAX_SPORADIC_SCS) {
+            if (id >= CONFIG_MAX_SPORADIC_SCS || release_queue_holds(&threads[id])) {
                 puts("refused");
                 continue;
             }
@@ -42,14 +51,26 @@ int main(void)
             }
             release_queue_remove(&q, &threads[id]);
             puts("ok");
-        } else if (line[0] == 'P') {
-            if (q.count == 0) {
+        } else if (sscanf(line, "F %u", &id) == 1) {
+            if (id >= CONFIG_MAX_SPORADIC_SCS || release_queue_holds(&threads[id])) {
                 puts("refused");
                 continue;
             }
-            struct release_entry first = q.heap[0];
-            release_queue_remove(&q, first.tcb);
-            printf("%ld %" PRIu64 "\n", (long)(first.tcb - threads), first.time);
+            release_queue_forget_sc(&q, &scs[id]);
+            puts("ok");
+        } else if (line[0] == 'P') {
+            struct tcb *t = NULL;
+            u64 time = 0;
+            while (!t && q.count != 0) {
+                time = q.heap[0].time;
+                t = release_queue_take_first(&q);
+            }
+            if (!t)
+                puts("refused");
+            else
+                printf("%ld %" PRIu64 "\n", (long)(t - threads), time);
+        } else if (line[0] == 'C') {
+            printf("%u\n", q.count);
         } else if (line[0] == 'V') {
             const char *why = release_queue_violation(&q);
             puts(why ? why : "ok");

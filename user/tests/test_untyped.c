@@ -14,6 +14,7 @@
 #include <ktest.h>
 #include <sel4/sel4.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* seL4 cap tags as seL4_DebugCapIdentify reports them. */
 enum {
@@ -963,6 +964,45 @@ KTEST(untyped, reset_of_a_big_untyped_is_preempted)
     KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
     /* Completed correctly: the endpoint is at the base, the rest is free. */
     KASSERT_EQ(available(ut, bits), (1ul << bits) - 16);
+}
+
+/* Creation takes a preemption point after each object: a retype stopped
+ * part way is restarted and goes on from the object it stopped at (the
+ * caller's TCB records how far it got). Invisible apart from timing: 256
+ * frames back to back from the untyped's base, each cap where it belongs,
+ * the watermark after the last. Under preempt=force (tests/test_ktest.py)
+ * every third point stops the call, so each retype here is restarted about
+ * 85 times; with real interrupts a restart happens when one arrives during
+ * creation. */
+KTEST(untyped, retype_preempted_part_way_finishes_in_place)
+{
+    char v[8];
+    bool forced = kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v));
+    seL4_CPtr ut = carve(21);
+    seL4_CPtr s = alloc_slots(257);
+    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    for (int round = 0; round < 2; round++) {
+        EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s, 256));
+        seL4_Word base = frame_paddr(s);
+        for (seL4_Word i = 0; i < 256; i++) {
+            KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_FRAME);
+            KASSERT_EQ(frame_paddr(s + i), base + i * 4096);
+        }
+        /* The same call again is a new call, whose destination is full. */
+        EXPECT_REPLY(retype_to(ut, seL4_RISCV_4K_Page, 0, s, 256), seL4_DeleteFirst, 0);
+        /* The watermark is after the 256th. */
+        EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s + 256, 1));
+        KASSERT_EQ(frame_paddr(s + 256), base + 256 * 4096);
+        KASSERT_EQ(available(ut, 21), (1ul << 21) - 257 * 4096);
+        KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+        for (seL4_Word i = 0; i < 257; i++)
+            KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_NULL);
+    }
+    seL4_Word restarts = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS) - before;
+    printf("ktest: untyped/retype_preempted_part_way: %lu restarts\n", (unsigned long)restarts);
+    if (forced)
+        KASSERT_MSG(restarts >= 100, "only %lu restarts under preempt=force", (unsigned long)restarts);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ut, 64), seL4_NoError);
 }
 
 /* ---- random arguments ------------------------------------------------ */
