@@ -6,6 +6,7 @@
 #   make test              every test: host unit tests, analyser tests, on-target suites
 #   make bench             benchmarks (release kernel)
 #   make latency-check     interrupt latency: regions bounded, stress task replayed
+#   make prove             Frama-C/WP proofs of kernel code (docs/proofs.md)
 #   make kernel FLAVOUR=release|debug|check
 # Flavours are defined once, here and in kernel/include/config.h:
 #   debug   seL4 debug system calls and kernel printing, -O2
@@ -39,7 +40,7 @@ KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASS
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ELF := $(BUILD)/kernel.elf
 
-.PHONY: all kernel run test bench fuzz fuzz-campaign latency-check bootstrap clean user
+.PHONY: all kernel run test bench fuzz fuzz-campaign latency-check prove bootstrap clean user
 all: kernel user
 
 kernel: $(KERNEL_ELF)
@@ -122,6 +123,13 @@ latency-check: bootstrap
 	$(KAIROS) latency build/release/kernel.elf -a kernel/wcet-annotations.toml \
 	    --observe build/release/user/latency/latency_stress.elf \
 	    --json build/latency/observed.json --html build/latency/regions.html
+
+# Frama-C/WP proofs (docs/proofs.md): each proof set is proofs/NAME.args;
+# another set is one more file and one more line here (PROOF_SETS += NAME).
+# Prints `prove: proved N/M goals` and fails unless N = M.
+PROOF_SETS := refill
+prove: bootstrap
+	proofs/prove.sh $(PROOF_SETS)
 
 clean:
 	rm -rf build

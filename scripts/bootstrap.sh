@@ -18,6 +18,12 @@ command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
 command -v clang >/dev/null || need_apt+=(clang)
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need_apt+=(libclang-rt-14-dev)
 command -v llvm-cov >/dev/null && command -v llvm-profdata >/dev/null || need_apt+=(llvm)
+# Frama-C/WP proofs (make prove, docs/proofs.md): Frama-C and the provers
+# it reaches through why3.
+command -v frama-c >/dev/null || need_apt+=(frama-c-base)
+command -v why3 >/dev/null || need_apt+=(why3)
+command -v cvc4 >/dev/null || need_apt+=(cvc4)
+command -v z3 >/dev/null || need_apt+=(z3)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "bootstrap: installing ${need_apt[*]}"

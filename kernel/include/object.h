@@ -149,10 +149,23 @@ struct sched_context {
     bool sporadic;     /* ConfigureFlags flag bit 0 */
 };
 _Static_assert(sizeof(struct sched_context) <= SC_HEADER_BYTES, "SC header at most 96 bytes");
+#ifndef __FRAMAC__
 static inline struct refill *sc_refills(struct sched_context *sc)
 {
     return (struct refill *)((u8 *)sc + SC_HEADER_BYTES);
 }
+#else
+/* For the proofs (docs/proofs.md "Memory model"): WP's typed memory model
+ * cannot follow the cast above, so the ring is a logic function of the
+ * context, an array of refills separate from the header; that the object
+ * really holds it is the _Static_assert and refill_capacity above. */
+/*@ axiomatic SCRefills {
+      logic struct refill *Refills(struct sched_context *sc);
+    } */
+/*@ assigns \nothing;
+    ensures \result == Refills(sc); */
+struct refill *sc_refills(struct sched_context *sc);
+#endif
 
 /* Notification object (2^6 bytes; kernel/object/notification.c). Idle:
  * nothing pending, nobody waiting. Waiting: threads queued, word unused.

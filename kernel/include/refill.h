@@ -62,6 +62,7 @@ extern u64 refill_min_budget_ticks, refill_wcet_ticks;
 static inline u64 refill_min_budget(void) { return refill_min_budget_ticks; }
 static inline u64 refill_wcet(void) { return refill_wcet_ticks; }
 /* The timer's rate was set (timer_init): recompute the two above. */
+/*@ assigns refill_min_budget_ticks, refill_wcet_ticks; */
 void refill_timebase_changed(void);
 
 /* Refills an SC object of 2^size_bits bytes holds after its header (seL4's
@@ -79,6 +80,39 @@ static inline u32 refill_max_for_size(word_t size_bits)
     return cap < CONFIG_MAX_REFILLS ? (u32)cap : CONFIG_MAX_REFILLS;
 }
 
+/* The ring's shape as ACSL, for the Frama-C/WP proofs of refill.c (make
+ * prove; docs/proofs.md "Refills"). Between kernel entries, and before and
+ * after every operation below on a configured context:
+ *   REFILL_MIN_REFILLS <= refill_max <= CONFIG_MAX_REFILLS,
+ *   refill_head < refill_max, 1 <= refill_count <= refill_max,
+ *   the ring's slots are memory of their own, apart from the header,
+ *   and a round-robin context (period 0) uses at most its head and tail.
+ * Every loop in refill.c is proved to take at most refill_count steps,
+ * which this bounds by CONFIG_MAX_REFILLS: the bound the WCET analysis
+ * uses (kernel/wcet-annotations.toml). */
+/*@
+  logic integer clamped_max(integer m) =
+      m < REFILL_MIN_REFILLS ? REFILL_MIN_REFILLS : m > CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : m;
+
+  // The slot of the k-th refill from the head (k < refill_max).
+  logic integer ring_slot(struct sched_context *sc, integer k) =
+      sc->refill_head + k < sc->refill_max ? sc->refill_head + k
+                                           : sc->refill_head + k - sc->refill_max;
+
+  predicate ring_memory(struct sched_context *sc, integer max) =
+      \valid(sc) && \valid(Refills(sc) + (0 .. max - 1)) &&
+      \separated(sc, Refills(sc) + (0 .. max - 1),
+                 &refill_min_budget_ticks, &refill_wcet_ticks);
+
+  predicate ring_shape(struct sched_context *sc) =
+      REFILL_MIN_REFILLS <= sc->refill_max <= CONFIG_MAX_REFILLS &&
+      sc->refill_head < sc->refill_max && 1 <= sc->refill_count <= sc->refill_max;
+
+  predicate refill_invariant(struct sched_context *sc) =
+      ring_shape(sc) && ring_memory(sc, sc->refill_max) &&
+      (sc->period == 0 ==> sc->refill_count <= 2);
+*/
+
 /* Round robin: budget == period, or period 0 (how seL4 and the boot context
  * store it). */
 static inline bool refill_round_robin(const struct sched_context *sc)
@@ -88,6 +122,10 @@ static inline bool refill_round_robin(const struct sched_context *sc)
 
 /* The ring. Only meaningful once configured (refill_count >= 1). */
 static inline u32 refill_size(const struct sched_context *sc) { return sc->refill_count; }
+/*@ requires \valid_read(sc) && i < sc->refill_max && n < sc->refill_max;
+    assigns \nothing;
+    ensures \result == (i + n < sc->refill_max ? i + n : i + n - sc->refill_max);
+    ensures \result < sc->refill_max; */
 static inline u32 refill_index_add(const struct sched_context *sc, u32 i, u32 n)
 {
     /* i < max and n < max: one conditional subtraction instead of a modulo
@@ -106,6 +144,14 @@ static inline struct refill *refill_tail(struct sched_context *sc)
  * Round robin ignores max_refills and uses REFILL_MIN_REFILLS (seL4:
  * extra_refills is ignored); otherwise the ring holds max_refills, kept
  * within [REFILL_MIN_REFILLS, CONFIG_MAX_REFILLS]. */
+/*@ requires ring_memory(sc, period == 0 || period == budget ? REFILL_MIN_REFILLS
+                                                              : clamped_max(max_refills));
+    assigns sc->budget, sc->period, sc->refill_max, sc->refill_head, sc->refill_count,
+            Refills(sc)[0 .. 1];
+    ensures refill_invariant(sc) && sc->refill_count <= 2;
+    ensures sc->refill_max == (period == 0 || period == budget ? REFILL_MIN_REFILLS
+                                                               : clamped_max(max_refills));
+    ensures Refills(sc)[0].release_time == now && Refills(sc)[0].amount == budget; */
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
 
 /* Reconfigure a context that is in use (bound to a runnable thread) without
@@ -115,6 +161,12 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
  * since it was last charged (it is running; 0 otherwise), taken off the head
  * exactly as refill_budget_check would, given that the head is ready and
  * holds usage + MIN_BUDGET (the scheduler's entry check). */
+/*@ requires ring_memory(sc, new_period == 0 || new_period == new_budget ? REFILL_MIN_REFILLS
+                                                                      : clamped_max(new_max_refills));
+    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    assigns sc->budget, sc->period, sc->refill_max, sc->refill_head, sc->refill_count,
+            Refills(sc)[0 .. 1];
+    ensures refill_invariant(sc) && sc->refill_count <= 2; */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
                    u64 usage, u64 now);
 
@@ -142,6 +194,11 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
  * robin: the time slice ended and was refilled; sporadic: the context must go
  * to the back of its priority's queue, or to the release queue if the new head
  * is not ready). */
+/*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
+    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc);
+    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
 /* The context starts being used at `now`: if the head is ready, its release
@@ -158,6 +215,11 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
  *    (constant bandwidth). A thread preempted and resumed without the call
  *    keeps the head's earlier release, so chunks used after the preemption
  *    come back early and the window bound weakens (docs/scheduling.md). */
+/*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
+    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc);
+    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
 /* seL4_Yield after consuming `usage`: round robin refills the slice; a
@@ -167,6 +229,11 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * queue if the new head is not ready). Consumed must count `usage` only.
  * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
  * the scheduler charges that way, with its one call of the charge. */
+/*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
+    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc);
+    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
 {
@@ -187,6 +254,10 @@ static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 no
 /* The ring invariants (for the Check flavour's invariant checker and the
  * tests): 1 <= size <= max, release times non-decreasing from head to tail,
  * amounts add up to the budget, the head holds at least MIN_BUDGET. */
+/*@ requires \valid_read(sc);
+    requires REFILL_MIN_REFILLS <= sc->refill_max <= CONFIG_MAX_REFILLS;
+    requires \valid_read(Refills((struct sched_context *)sc) + (0 .. sc->refill_max - 1));
+    assigns \nothing; */
 bool refill_valid(const struct sched_context *sc);
 
 #endif

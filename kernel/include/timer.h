@@ -5,6 +5,7 @@
 #include <types.h>
 
 extern u64 timer_ticks_per_ms;
+/*@ assigns \nothing; */
 u64 us_to_ticks(u64 us);
 u64 ticks_to_us(u64 ticks);
 

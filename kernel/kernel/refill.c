@@ -27,6 +27,11 @@ static const struct refill *cref(const struct sched_context *sc, u32 i) { return
 static struct refill *next_of_head(struct sched_context *sc) { return refill_at(sc, refill_index_add(sc, sc->refill_head, 1)); }
 
 /* Remove the head (there is another refill behind it). */
+/*@ requires refill_invariant(sc) && sc->refill_count >= 2;
+    assigns sc->refill_head, sc->refill_count;
+    ensures refill_invariant(sc) && sc->refill_count == \old(sc->refill_count) - 1;
+    ensures \result.release_time == \old(Refills(sc)[sc->refill_head].release_time);
+    ensures \result.amount == \old(Refills(sc)[sc->refill_head].amount); */
 static struct refill pop_head(struct sched_context *sc)
 {
     struct refill r = *refill_head(sc);
@@ -36,12 +41,18 @@ static struct refill pop_head(struct sched_context *sc)
 }
 
 /* Append a refill (the ring has room). */
+/*@ requires ring_shape(sc) && ring_memory(sc, sc->refill_max);
+    requires sc->refill_count < sc->refill_max;
+    assigns sc->refill_count, Refills(sc)[ring_slot(sc, sc->refill_count)];
+    ensures ring_shape(sc) && sc->refill_count == \old(sc->refill_count) + 1; */
 static void add_tail(struct sched_context *sc, struct refill r)
 {
     sc->refill_count++;
     *refill_tail(sc) = r;
 }
 
+/*@ assigns \nothing;
+    ensures \result == clamped_max(max_refills); */
 static u32 clamp_max(word_t max_refills)
 {
     /* ConfigureFlags never asks for more than CONFIG_MAX_REFILLS (nor more
@@ -83,8 +94,15 @@ static bool head_overlaps(struct sched_context *sc)
     return !single(sc) && h->release_time + h->amount >= next_of_head(sc)->release_time;
 }
 
+/*@ requires refill_invariant(sc);
+    assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count); */
 static void merge_overlapping(struct sched_context *sc)
 {
+    /*@ loop invariant refill_invariant(sc) && n == sc->refill_count;
+        loop invariant sc->refill_count <= \at(sc->refill_count, Pre);
+        loop assigns n, sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+        loop variant n; */
     for (u32 n = sc->refill_count; n > 1 && head_overlaps(sc); n--) {
         struct refill r = pop_head(sc);
         struct refill *h = refill_head(sc);
@@ -95,6 +113,9 @@ static void merge_overlapping(struct sched_context *sc)
 
 /* schedule_used (§5.4): time used from a refill comes back at `used`'s
  * release; put it at the tail of the ring. */
+/*@ requires refill_invariant(sc) && sc->period != 0;
+    assigns sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count) + 1; */
 static void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     struct refill *t = refill_tail(sc);
@@ -122,6 +143,9 @@ static void schedule_used(struct sched_context *sc, struct refill used, u64 min_
 
 /* refill_split_check (§5.6): `usage` (0 < usage < head amount) of the head
  * was used; it comes back one period after the head's release. */
+/*@ requires refill_invariant(sc) && sc->period != 0;
+    assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures refill_invariant(sc); */
 static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
@@ -150,6 +174,9 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
     return false;
 }
 
+/*@ requires refill_invariant(sc);
+    assigns Refills(sc)[0 .. sc->refill_max - 1];
+    ensures refill_invariant(sc); */
 static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
@@ -175,12 +202,19 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
 /* refill_budget_check for a sporadic context. Out of line so that the round
  * robin charge, the common one, does not pay for the registers its loops
  * need. */
+/*@ requires refill_invariant(sc) && sc->period != 0;
+    assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures refill_invariant(sc); */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
     /* Whole refills used up: each comes back one period after its release
      * (the time its use began: refill_unblock_check and the split keep the
      * head's release there). At most one pass round the ring. */
+    /*@ loop invariant refill_invariant(sc) && 0 <= n <= \at(sc->refill_count, Pre);
+        loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
+                     Refills(sc)[0 .. sc->refill_max - 1];
+        loop variant n; */
     for (u32 n = sc->refill_count; n > 0 && usage >= refill_head(sc)->amount; n--) {
         used_up = true;
         usage -= refill_head(sc)->amount;
@@ -223,6 +257,10 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
      * at least MIN_BUDGET, so this stops before the ring is single.
      * Correction (§8 item 30): Listing 7.4 tests head == tail here and App. B
      * refill_full; either pops the only refill of a full single ring. */
+    /*@ loop invariant refill_invariant(sc) && n == sc->refill_count;
+        loop assigns n, used_up, sc->refill_head, sc->refill_count,
+                     Refills(sc)[0 .. sc->refill_max - 1];
+        loop variant n; */
     for (u32 n = sc->refill_count; n > 1 && refill_head(sc)->amount < min_budget; n--) {
         struct refill r = pop_head(sc);
         refill_head(sc)->amount += r.amount;
@@ -272,6 +310,8 @@ bool refill_yield(struct sched_context *sc, u64 usage, u64 now)
  * slice is refilled from now, a sporadic head comes back one period on,
  * never earlier than a charge would bring it. The refills the charge would
  * add behind the head do not matter to the caller, which drops them. */
+/*@ requires refill_invariant(sc);
+    assigns \nothing; */
 static struct refill head_after_use(struct sched_context *sc, u64 usage, u64 now)
 {
     struct refill h = *refill_head(sc);
@@ -335,6 +375,9 @@ bool refill_valid(const struct sched_context *sc)
         return false;
     u64 sum = 0;
     u32 i = sc->refill_head;
+    /*@ loop invariant 0 <= n <= sc->refill_count && i < sc->refill_max;
+        loop assigns n, i, sum;
+        loop variant sc->refill_count - n; */
     for (u32 n = 0; n < sc->refill_count; n++) {
         const struct refill *r = cref(sc, i);
         u32 j = refill_index_add(sc, i, 1);

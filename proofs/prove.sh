@@ -1,0 +1,73 @@
+#!/bin/bash
+# make prove (docs/proofs.md): Frama-C/WP on the kernel code of each proof
+# set named on the command line. A set SET is the file proofs/SET.args:
+# one frama-c argument per line (blank lines and '#' lines ignored), the C
+# files and the functions to prove; the WP command around it is the same for
+# every set: -wp -wp-rte, provers cvc4 and z3 through why3, fixed timeout,
+# no proof cache.
+#
+# Environment: PROVE_ROOT  the tree whose files are proved (default: here;
+#                          tests/test_prove.py points it at a mutated copy)
+#              PROVE_OUT   where logs and the why3 configuration go
+#                          (default build/proofs)
+#              PROVE_EXTRA extra frama-c arguments (e.g. -wp-fct f)
+#              PROVE_JOBS  parallel prover processes (default 2)
+# Prints one line per set and `prove: proved N/M goals`; exits 1 unless every
+# goal of every set is proved, 2 on a usage error.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "${PROVE_ROOT:-$here/..}" && pwd)
+mkdir -p "${PROVE_OUT:-build/proofs}"
+out=$(cd "${PROVE_OUT:-build/proofs}" && pwd)
+timeout=10
+provers=cvc4,z3
+
+if [ $# -eq 0 ]; then
+    echo "usage: proofs/prove.sh SET..." >&2
+    exit 2
+fi
+for tool in frama-c why3 cvc4 z3; do
+    command -v $tool >/dev/null || { echo "prove: $tool not installed (scripts/bootstrap.sh installs it)" >&2; exit 2; }
+done
+
+# A why3 configuration of our own, made afresh: the provers found on this
+# machine, nothing taken from the user's ~/.why3.conf.
+export WHY3CONFIG=$out/why3.conf
+rm -f "$WHY3CONFIG"
+why3 config detect >"$out/why3-detect.log" 2>&1 || { echo "prove: why3 config detect failed ($out/why3-detect.log)" >&2; exit 2; }
+
+total=0
+proved=0
+status=0
+for set in "$@"; do
+    args=$here/$set.args
+    if [ ! -f "$args" ]; then
+        echo "prove: $args: no such proof set" >&2
+        exit 2
+    fi
+    mapfile -t lines < <(grep -v -e '^[[:space:]]*$' -e '^[[:space:]]*#' "$args")
+    log=$out/$set.log
+    # shellcheck disable=SC2086 # PROVE_EXTRA is a list of arguments
+    (cd "$root" && frama-c "${lines[@]}" -wp -wp-rte -wp-prover $provers -wp-timeout $timeout \
+        -wp-par "${PROVE_JOBS:-2}" -wp-cache none -wp-session "$out/$set.session" \
+        ${PROVE_EXTRA:-}) >"$log" 2>&1
+    rc=$?
+    line=$(grep -E '^\[wp\] Proved goals: +[0-9]+ / [0-9]+' "$log" | tail -1)
+    if [ -z "$line" ]; then
+        echo "prove: $set: frama-c stopped (exit $rc) before proving; see $log" >&2
+        grep -E 'Error|error' "$log" | head -5 >&2
+        status=1
+        continue
+    fi
+    n=$(echo "$line" | sed -E 's/.*: +([0-9]+) \/ ([0-9]+).*/\1/')
+    m=$(echo "$line" | sed -E 's/.*: +([0-9]+) \/ ([0-9]+).*/\2/')
+    proved=$((proved + n))
+    total=$((total + m))
+    echo "prove: $set: $n/$m goals ($log)"
+    if [ "$n" -ne "$m" ] || [ $rc -ne 0 ]; then
+        grep -E '^\[wp\] \[(Failed|Unknown|Timeout)' "$log" | sed 's/^/  /' >&2
+        status=1
+    fi
+done
+echo "prove: proved $proved/$total goals"
+exit $status
