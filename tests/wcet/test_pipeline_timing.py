@@ -116,6 +116,6 @@ def test_concrete_replay_counts_cold_misses_once() -> None:
     r = replay_once(t, Decoder(mem), M)
     # one I-line miss (150), one D-line miss with dirty victim (150 + 150),
     # load-use stall of 1, second load hits the same line.
-    assert (r.icache_misses, r.dcache_misses, r.writebacks) == (1, 1, 1)
+    assert (r.misses, r.writebacks) == ({"icache": 1, "dcache": 1}, 1)
     # addi@150, lw@151 (blocks 301), addi@453 (1 stall), lw@454 -> 455
     assert r.cycles == 150 + 1 + (1 + 300) + 1 + 1 + 1

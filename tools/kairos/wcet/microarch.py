@@ -47,36 +47,82 @@ unknown).  ``value_info=None`` treats every data address as unknown.
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import Enum
 from heapq import heappop, heappush
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 from kairos.wcet import cache as symlines
 from kairos.wcet.cache import MayCache, MustCache
 from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term
 from kairos.wcet.errors import WcetError
 from kairos.wcet.isa import Instr, InstrClass
-from kairos.wcet.model import ProcessorModel
-from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, PipeState,
+from kairos.wcet.model import CacheLevel, ProcessorModel
+from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, PipeState, Residual,
                                   join_residual, step)
 
-__all__ = ["analyse", "BlockCosts", "AccessInfo", "Classification", "SUPPORTS_CONTEXT_POLICY"]
+__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification", "SUPPORTS_CONTEXT_POLICY"]
 
 #: Callee contexts are derived with ``Program.callee_context`` and shared
 #: contexts (several callers) are handled: see ``compute_persistence``.
 SUPPORTS_CONTEXT_POLICY = True
 
-_WRITES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
-
-# Persistence scope key of the whole run (see compute_persistence).
-GLOBAL: tuple[Context, int] = ((), -1)
-WHOLE_RUN_SCOPE = True
+#: A loop instance: (context, header block).
+LoopKey = tuple[Context, int]
+#: Persistence scope of the whole run (see compute_persistence).
+GLOBAL: LoopKey = ((), -1)
 
 # Categories reported per access.
 AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
 UNK = "unknown-address"
 SYM = "symbolic-line"      # through a pointer of unknown value; its misses are charged per run
+
+
+class AnalysisState(NamedTuple):
+    """The abstract state at a block boundary, a lattice value (immutable,
+    compared by value).  ``must`` and ``may`` hold one cache state per level
+    of ``ProcessorModel.caches``, in that order."""
+
+    must: tuple[MustCache, ...]
+    may: tuple[MayCache, ...]
+    pipeline: Residual
+    symbolic: symlines.SymState      # symbolic lines of the first data level
+
+    def join(self, other: "AnalysisState") -> "AnalysisState":
+        return AnalysisState(tuple(map(MustCache.join, self.must, other.must)),
+                             tuple(map(MayCache.join, self.may, other.may)),
+                             join_residual(self.pipeline, other.pipeline),
+                             symlines.sym_join(self.symbolic, other.symbolic))
+
+    def meet_must(self, guaranteed: tuple[MustCache, ...]) -> "AnalysisState":
+        """Add what a loop guarantees on its back and exit edges (``aged``)."""
+        return AnalysisState(tuple(map(MustCache.meet, self.must, guaranteed)), self.may, self.pipeline,
+                             self.symbolic)
+
+
+class LoopEdge(Enum):
+    """What a supergraph edge does to a loop it touches."""
+
+    ENTRY = "entry"     # from outside into the loop (irreducible loops: at any entry block)
+    BACK = "back"       # from inside to the header
+    EXIT = "exit"       # from inside to outside
+
+
+class FirstMiss(NamedTuple):
+    """A line whose miss is charged once per entry of ``loop``."""
+
+    loop: LoopKey
+    level: int          # index into ProcessorModel.caches
+    line: int
+
+
+class BlockResult(NamedTuple):
+    out: AnalysisState
+    cycles: int
+    classes: list["Classification"] | None
+    first_misses: list[FirstMiss]
 
 
 class AccessInfo(Protocol):
@@ -101,7 +147,7 @@ class BlockCosts:
     costs: dict[tuple[Context, int], int] = field(default_factory=dict)
     first_miss: dict[tuple[Context, int], int] = field(default_factory=dict)
     classes: dict[tuple[Context, int], list[Classification]] = field(default_factory=dict)
-    persistent_lines: dict[tuple[Context, int], tuple[int, int]] = field(default_factory=dict)
+    persistent_lines: dict[tuple[Context, int], tuple[int, ...]] = field(default_factory=dict)  # per cache level
     global_first_miss: int = 0   # included in the cost of the root's entry block
 
     def cost(self, context: Context, block_start: int) -> int:
@@ -142,10 +188,11 @@ def _range_fn(value_info: Any) -> Callable[[Context, int, int], tuple[int, int] 
 
 @dataclass
 class _Access:
-    """A data access as seen by the caches: the lines it may touch (None =
-    anything), whether it may/must touch a device range, the byte range."""
+    """A data access as seen by the caches: per cache level the lines it may
+    touch (None = anything; only data levels are filled), whether it
+    may/must touch a device range, the byte range."""
 
-    lines: tuple[int, ...] | None
+    lines: tuple[tuple[int, ...] | None, ...]
     device: str  # "no", "may", "all"
     brange: tuple[int, int]
     sym: tuple[Any, int, int] | None = None   # (base, lo, hi) offsets from a symbolic base
@@ -160,14 +207,17 @@ class _Analysis:
         self.rng = _range_fn(value_info)
         self.symbolic = getattr(value_info, "symbolic", None) if symbolic else None
         self.symbolic_defs = getattr(value_info, "symbolic_definitions", None) if symbolic else None
+        self.levels: tuple[CacheLevel, ...] = m.caches
+        self.fetch_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "fetch"]
+        self._fetch_plan = [(k, self.levels[k].config.line, self.levels[k].miss_penalty) for k in self.fetch_levels]
+        self.data_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "data"]
+        if not self.data_levels:
+            raise WcetError(f"processor model {m.name} has no data cache level")
+        # Symbolic lines are tracked in the first data level.
+        self.sym_level = self.data_levels[0]
+        sym_cfg = self.levels[self.sym_level].config
         # Bytes of one base whose lines are all in different sets.
-        self.sym_span = (m.dcache.sets - 1) * m.dcache.line
-        self.il = m.icache.line
-        self.dl = m.dcache.line
-        self.isets = m.icache.sets
-        self.dsets = m.dcache.sets
-        self.iways = m.icache.analysis_ways
-        self.dways = m.dcache.analysis_ways
+        self.sym_span = (sym_cfg.sets - 1) * sym_cfg.line
         self.ctx_func: dict[Context, Function] = {}
         for ctx, f in program.contexts(entry):
             self.ctx_func[ctx] = f
@@ -182,10 +232,18 @@ class _Analysis:
         self.entry_state = entry_state
 
     # -- helpers ---------------------------------------------------------
-    def ilines(self, ins: Instr) -> tuple[int, ...]:
-        a = ins.addr // self.il
-        b = (ins.addr + ins.size - 1) // self.il
+    def ilines(self, ins: Instr, level: int) -> tuple[int, ...]:
+        """The lines of ``level`` that fetching ``ins`` touches."""
+        size = self.levels[level].config.line
+        a = ins.addr // size
+        b = (ins.addr + ins.size - 1) // size
         return (a,) if a == b else (a, b)
+
+    def _too_wide(self, lo: int, hi: int, level: int) -> bool:
+        """Whether ``[lo, hi)`` covers so many lines of ``level`` that
+        naming them gains nothing over an unknown access."""
+        cfg = self.levels[level].config
+        return (hi - lo) // cfg.line + 1 >= cfg.sets * max(1, cfg.analysis_ways) * 4
 
     def daccess(self, ctx: Context, ins: Instr) -> _Access:
         key = (ctx, ins.addr)
@@ -198,14 +256,15 @@ class _Analysis:
             r = tr if r is None else (max(r[0], tr[0]), min(r[1], tr[1]))
             if r[1] <= r[0]:
                 r = tr
-        wide = r is None or (int(r[1]) - int(r[0])) // self.dl + 1 >= self.dsets * max(1, self.dways) * 4
+        wide = r is None or self._too_wide(int(r[0]), int(r[1]), self.sym_level)
         if wide and self.symbolic is not None and tr is None and (r is None or not self.m.is_device(*r)):
             # An unknown address, or one of too many lines: through a
             # symbolic base (assumed not to be a device unless the value
             # analysis says it may be one).
             sym = self.symbolic(self.ctx_func[ctx].entry, ins.addr)
             if sym is not None:
-                acc = _Access(None, "no", ANY_RANGE if r is None else (int(r[0]), int(r[1])), sym)
+                acc = _Access((None,) * len(self.levels), "no",
+                              ANY_RANGE if r is None else (int(r[0]), int(r[1])), sym)
                 self._access_cache[key] = acc
                 return acc
         if r is None:
@@ -216,15 +275,16 @@ class _Analysis:
                 hi = lo + max(1, ins.mem_width)
         m = self.m
         if m.is_all_device(lo, hi):
-            acc = _Access((), "all", (lo, hi))
+            acc = _Access(((),) * len(self.levels), "all", (lo, hi))
         else:
             dev = "may" if m.is_device(lo, hi) else "no"
-            first, last = lo // self.dl, (hi - 1) // self.dl
-            if r is None or last - first + 1 >= self.dsets * max(1, self.dways) * 4:
-                lines = None
-            else:
-                lines = tuple(range(first, last + 1))
-            acc = _Access(lines, dev, (lo, hi))
+            lines: list[tuple[int, ...] | None] = [None] * len(self.levels)
+            for k in self.data_levels:
+                size = self.levels[k].config.line
+                first, last = lo // size, (hi - 1) // size
+                if r is not None and not self._too_wide(first * size, last * size, k):
+                    lines[k] = tuple(range(first, last + 1))
+            acc = _Access(tuple(lines), dev, (lo, hi))
         self._access_cache[key] = acc
         return acc
 
@@ -355,20 +415,17 @@ class _Analysis:
         for ctx in self.ctx_func:
             resolve(ctx)
         self.around_all, self.around_any = around_all, around_any
-        # Lines touched per loop key.
-        itouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
-        dtouch: dict[tuple[Context, int], set[int]] = defaultdict(set)
-        dunknown: set[tuple[Context, int]] = set()
-        iunknown: set[tuple[Context, int]] = set()
-        iuse: dict[int, int] = defaultdict(int)
-        duse: dict[int, int] = defaultdict(int)
-        self.block_loops: dict[tuple[Context, int], list[tuple[Context, int]]] = {}
+        # Lines touched per loop key, per cache level.
+        nlev = len(self.levels)
+        touch: list[dict[LoopKey, set[int]]] = [defaultdict(set) for _ in range(nlev)]
+        unknown: list[set[LoopKey]] = [set() for _ in range(nlev)]
+        uses: list[dict[int, int]] = [defaultdict(int) for _ in range(nlev)]
+        self.block_loops: dict[tuple[Context, int], list[LoopKey]] = {}
         # The whole run is the outermost persistence scope when the root's
         # entry block runs exactly once (it is not a loop header): its
         # first misses are charged to that block.
         root = self.ctx_func[()]
-        self.global_scope = WHOLE_RUN_SCOPE and loops_by_ctx[()].by_header(root.entry) is None
-        top = [GLOBAL] if self.global_scope else []
+        top = [GLOBAL] if loops_by_ctx[()].by_header(root.entry) is None else []
         for ctx, f in self.ctx_func.items():
             lf = loops_by_ctx[ctx]
             for b in f.blocks.values():
@@ -377,51 +434,51 @@ class _Analysis:
                 keys = top + around_any[ctx] + own
                 if not keys:
                     continue
-                il: set[int] = set()
-                dl: set[int] = set()
-                unk = False
-                iunk = False
-                for ins in b.instrs:
-                    il.update(self.ilines(ins))
-                    if ins.cls is InstrClass.FENCE_I:
-                        iunk = True
-                    if ins.cls in MEM_CLASSES:
-                        acc = self.daccess(ctx, ins)
-                        if acc.device == "all":
-                            continue
-                        if acc.lines is None:
-                            unk = True
-                        else:
-                            dl.update(acc.lines)
-                for k in keys:
-                    itouch[k] |= il
-                    dtouch[k] |= dl
-                    if unk:
-                        dunknown.add(k)
-                    if iunk:
-                        iunknown.add(k)
+                lines, unk = self._block_lines(ctx, b)
                 # uses of each line outside loops (for the whole-run scope)
-                in_loop = len(keys) > len(top)
-                for ln in il:
-                    iuse[ln] += 2 if in_loop else 1
-                for ln in dl:
-                    duse[ln] += 2 if in_loop else 1
-        self.itouch, self.dtouch = itouch, dtouch
-        self.iunknown, self.dunknown = iunknown, dunknown
-        self.ipersist: dict[tuple[Context, int], set[int]] = {}
-        self.dpersist: dict[tuple[Context, int], set[int]] = {}
-        for k in set(itouch) | set(dtouch):
-            self.ipersist[k] = set() if k in iunknown else _persistent(itouch.get(k, set()), self.isets,
-                                                                       self.iways)
-            self.dpersist[k] = set() if k in dunknown else _persistent(dtouch.get(k, set()), self.dsets,
-                                                                       self.dways)
-        # The whole-run scope charges its lines once per run whether or not
-        # the worst path uses them.  A line used by a single block outside
-        # any loop gains nothing from it (that block runs at most once per
-        # run) and may be off the worst path: it is charged where it is used.
-        if GLOBAL in self.ipersist:
-            self.ipersist[GLOBAL] = {l for l in self.ipersist[GLOBAL] if iuse[l] >= 2}
-            self.dpersist[GLOBAL] = {l for l in self.dpersist[GLOBAL] if duse[l] >= 2}
+                weight = 2 if len(keys) > len(top) else 1
+                for k in range(nlev):
+                    for lk in keys:
+                        touch[k][lk] |= lines[k]
+                        if unk[k]:
+                            unknown[k].add(lk)
+                    for ln in lines[k]:
+                        uses[k][ln] += weight
+        self.touch, self.unknown = touch, unknown
+        self.persist: list[dict[LoopKey, set[int]]] = [{} for _ in range(nlev)]
+        scopes = set().union(*touch)
+        for k, lv in enumerate(self.levels):
+            for lk in scopes:
+                self.persist[k][lk] = set() if lk in unknown[k] else \
+                    _persistent(touch[k].get(lk, set()), lv.config.sets, lv.config.analysis_ways)
+            # The whole-run scope charges its lines once per run whether or
+            # not the worst path uses them.  A line used by a single block
+            # outside any loop gains nothing from it (that block runs at most
+            # once per run) and may be off the worst path: it is charged
+            # where it is used.
+            if GLOBAL in self.persist[k]:
+                self.persist[k][GLOBAL] = {ln for ln in self.persist[k][GLOBAL] if uses[k][ln] >= 2}
+
+    def _block_lines(self, ctx: Context, b: BasicBlock) -> tuple[list[set[int]], list[bool]]:
+        """Per cache level: the lines block ``b`` may touch in ``ctx``, and
+        whether it may touch any line (an unknown address, ``fence.i``)."""
+        lines: list[set[int]] = [set() for _ in self.levels]
+        unk = [False] * len(self.levels)
+        for ins in b.instrs:
+            for k in self.fetch_levels:
+                lines[k].update(self.ilines(ins, k))
+                if ins.cls is InstrClass.FENCE_I:
+                    unk[k] = True
+            if ins.cls in MEM_CLASSES:
+                acc = self.daccess(ctx, ins)
+                if acc.device == "all":
+                    continue
+                for k in self.data_levels:
+                    if acc.lines[k] is None:
+                        unk[k] = True
+                    else:
+                        lines[k].update(acc.lines[k])
+        return lines, unk
 
     @staticmethod
     def _block_loops(ctx: Context, lf, start: int | None) -> list[tuple[Context, int]]:
@@ -435,112 +492,141 @@ class _Analysis:
         chain.reverse()
         return chain
 
-    def persistent_loop(self, key: tuple[Context, int], lines: tuple[int, ...], data: bool):
-        """Outermost enclosing loop in which all ``lines`` are persistent."""
-        table = self.dpersist if data else self.ipersist
+    def persistent_loop(self, key: tuple[Context, int], lines: tuple[int, ...], level: int) -> LoopKey | None:
+        """Outermost enclosing loop in which all ``lines`` of ``level`` are
+        persistent."""
+        table = self.persist[level]
         for lk in self.block_loops.get(key, []):
             pl = table.get(lk)
-            if pl is not None and all(l in pl for l in lines):
+            if pl is not None and all(ln in pl for ln in lines):
                 return lk
         return None
 
     # -- transfer ------------------------------------------------------------
-    def transfer(self, key: tuple[Context, int], state, record: bool = False):
+    def transfer(self, key: tuple[Context, int], state: AnalysisState, record: bool = False) -> BlockResult:
+        """The state after block ``key`` and its cost in cycles; with
+        ``record``, the classification of each instruction."""
         ctx, start = key
         b: BasicBlock = self.ctx_func[ctx].blocks[start]
-        ic, dc, imay, dmay, res, sym = state
+        must, may = list(state.must), list(state.may)
         m = self.m
-        pipe = PipeState.from_residual(res)
-        classes: list[Classification] = [] if record else None  # type: ignore[assignment]
-        fm_i: list[tuple[tuple[Context, int], int]] = []
-        fm_d: list[tuple[tuple[Context, int], int]] = []
-        runs = _Runs(sym, self.dl, self.sym_span)
+        pipe = PipeState.from_residual(state.pipeline)
+        classes: list[Classification] | None = [] if record else None
+        first_misses: list[FirstMiss] = []
+        runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span)
         defs: frozenset[int] = frozenset()
         if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
             defs = self.symbolic_defs(fentry)
-            if sym:
+            if state.symbolic:
                 runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
                                                      or k[1][0] == "a" and start == fentry))
+        last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
         for ins in b.instrs:
-            ipen = 0
-            icat = AH
-            for ln in self.ilines(ins):
-                if ic.hit(ln):
-                    pass
-                else:
-                    lk = self.persistent_loop(key, (ln,), False)
-                    if lk is not None:
-                        icat = PS if icat == AH else icat
-                        fm_i.append((lk, ln))
-                    else:
-                        ipen += m.icache_miss_penalty
-                        icat = AM if imay.sure_miss(ln) else NC
-                ic = ic.access(ln)
-                imay = imay.access(ln)
-            dpen = 0
-            dcat = None
-            drange = ANY_RANGE
+            ipen, icat = 0, AH
+            for k, size, penalty in self._fetch_plan:
+                lo, hi = ins.addr // size, (ins.addr + ins.size - 1) // size
+                if lo == hi == last_line[k]:
+                    continue        # the line fetched last: a must hit, and fetching it again changes nothing
+                last_line[k] = hi
+                pen, cat = self._fetch(key, k, penalty, (lo,) if lo == hi else (lo, hi), must, may, first_misses)
+                ipen += pen
+                icat = cat if icat == AH else icat
+            dpen, dcat, drange = 0, None, ANY_RANGE
             if ins.cls in MEM_CLASSES:
-                acc = self.daccess(ctx, ins)
-                drange = acc.brange
-                if acc.device == "all":
-                    dpen = m.device_latency
-                    dcat = DEV
-                elif acc.sym is not None:
-                    # No penalty in the pipeline: the misses of the run are
-                    # added to the block's cost at its end (monotonicity).
-                    base, lo, hi = acc.sym
-                    if runs.access((ctx, base), lo, hi, ins.mem_width):
-                        dcat = AH
-                        if self.dways > 1:      # an LRU hit reorders its (unknown) set
-                            dc = dc.access_unknown(None)
-                    else:
-                        dcat = SYM
-                        dc = dc.access_unknown(None)
-                        dmay = dmay.access_unknown(None)
-                else:
-                    if acc.lines is None:
-                        miss = m.dcache_miss_penalty
-                        dcat = UNK
-                        dc = dc.access_unknown(None)
-                        dmay = dmay.access_unknown(None)
-                    else:
-                        lines = acc.lines
-                        if len(lines) == 1 and dc.hit(lines[0]):
-                            miss = 0
-                            dcat = AH
-                        else:
-                            lk = self.persistent_loop(key, lines, True)
-                            if lk is not None:
-                                miss = 0
-                                dcat = PS
-                                for ln in lines:
-                                    fm_d.append((lk, ln))
-                            else:
-                                miss = m.dcache_miss_penalty
-                                dcat = AM if all(dmay.sure_miss(l) for l in lines) else NC
-                        dc = dc.access_range(lines)
-                        dmay = dmay.access_range(lines)
-                    if dcat != AH:              # a refill in a set symbolic lines may share
-                        runs.refill_elsewhere()
-                    dpen = max(miss, m.device_latency) if acc.device == "may" else miss
-                    if acc.device == "may" and dcat != UNK:
-                        dcat = DEV
+                dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
             if ins.addr in defs and (runs.state or runs.open):
                 runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a)
             step(pipe, ins, m, ipen, dpen, drange, exact=False)
             if ins.cls is InstrClass.FENCE_I:
-                ic = ic.flush()
-                imay = MayCache.initial(m.icache)
-            if record:
+                for k in self.fetch_levels:
+                    last_line[k] = None
+                    must[k] = must[k].flush()
+                    may[k] = MayCache.initial(self.levels[k].config)
+            if classes is not None:
                 classes.append(Classification(ins.addr, icat, dcat, ipen + dpen))
-        extra = runs.finish() * m.dcache_miss_penalty
-        out = (ic, dc, imay, dmay, pipe.residual(), runs.result())
-        return out, pipe.t_next + extra, classes, fm_i, fm_d
+        extra = runs.finish() * self.levels[self.sym_level].miss_penalty
+        out = AnalysisState(tuple(must), tuple(may), pipe.residual(), runs.result())
+        return BlockResult(out, pipe.t_next + extra, classes, first_misses)
+
+    def _fetch(self, key: tuple[Context, int], k: int, penalty: int, lines: tuple[int, ...],
+               must: list[MustCache], may: list[MayCache], first_misses: list[FirstMiss]) -> tuple[int, str]:
+        """Fetch ``lines`` (all of them: an instruction may span two) through
+        level ``k``, updating ``must``/``may``: the penalty and category."""
+        pen = 0
+        cat = AH
+        mk, yk = must[k], may[k]
+        for ln in lines:
+            if not mk.hit(ln):
+                lk = self.persistent_loop(key, (ln,), k)
+                if lk is not None:
+                    cat = PS if cat == AH else cat
+                    first_misses.append(FirstMiss(lk, k, ln))
+                else:
+                    pen += penalty
+                    cat = AM if yk.sure_miss(ln) else NC
+            mk = mk.access(ln)
+            yk = yk.access(ln)
+        must[k], may[k] = mk, yk
+        return pen, cat
+
+    def _data(self, key: tuple[Context, int], ins: Instr, must: list[MustCache], may: list[MayCache],
+              runs: "_Runs", first_misses: list[FirstMiss]) -> tuple[int, str, tuple[int, int]]:
+        """The data access of ``ins`` through the data levels (updating
+        ``must``/``may`` and the symbolic ``runs``): its penalty, category
+        (of the first data level) and byte range.  The access touches *one*
+        of the lines it may touch."""
+        acc = self.daccess(key[0], ins)
+        if acc.device == "all":
+            return self.m.device_latency, DEV, acc.brange
+        miss = 0
+        dcat = AH
+        for k in self.data_levels:
+            lv = self.levels[k]
+            if acc.sym is not None and k == self.sym_level:
+                # No penalty in the pipeline: the misses of the run are
+                # added to the block's cost at its end (monotonicity).
+                base, lo, hi = acc.sym
+                if runs.access((key[0], base), lo, hi, ins.mem_width):
+                    dcat = AH
+                    if lv.config.analysis_ways > 1:      # an LRU hit reorders its (unknown) set
+                        must[k] = must[k].access_unknown(None)
+                else:
+                    dcat = SYM
+                    must[k] = must[k].access_unknown(None)
+                    may[k] = may[k].access_unknown(None)
+                continue
+            lines = acc.lines[k]
+            if lines is None:
+                miss += lv.miss_penalty
+                cat = UNK
+                must[k] = must[k].access_unknown(None)
+                may[k] = may[k].access_unknown(None)
+            else:
+                if len(lines) == 1 and must[k].hit(lines[0]):
+                    cat = AH
+                else:
+                    lk = self.persistent_loop(key, lines, k)
+                    if lk is not None:
+                        cat = PS
+                        first_misses.extend(FirstMiss(lk, k, ln) for ln in lines)
+                    else:
+                        miss += lv.miss_penalty
+                        cat = AM if all(may[k].sure_miss(ln) for ln in lines) else NC
+                must[k] = must[k].access_range(lines)
+                may[k] = may[k].access_range(lines)
+            if k == self.sym_level:
+                dcat = cat
+                if cat != AH:              # a refill in a set symbolic lines may share
+                    runs.refill_elsewhere()
+        if acc.sym is not None:
+            return miss, dcat, acc.brange
+        if acc.device == "may":
+            return max(miss, self.m.device_latency), (dcat if dcat == UNK else DEV), acc.brange
+        return miss, dcat, acc.brange
 
     # -- fixpoint ----------------------------------------------------------------
-    def entry_residual(self):
+    def entry_residual(self) -> Residual:
         """Pipeline state at the entry.  A unit that ends in ``sret``/``mret``
         is a trap handler: it interrupts arbitrary code, whose divide may
         still be running (the U54 does not abandon it; any register may be
@@ -548,15 +634,22 @@ class _Analysis:
         addresses).  Other entries start from an idle pipeline, like the
         replay of a called function."""
         if self.entry_state == "idle":
-            return ((0,) * NREGS, 0, ())
+            return Residual((0,) * NREGS, 0, ())
         m = self.m
         ready = (0,) + (m.div_latency - 1,) * 31 + (0,) * (NREGS - 32)
-        return (ready, m.div_latency - 1, (ANY_RANGE,) * m.store_buffer_entries)
+        return Residual(ready, m.div_latency - 1, (ANY_RANGE,) * m.store_buffer_entries)
 
-    def edge_actions(self) -> dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]]:
+    def initial_state(self) -> AnalysisState:
+        """At the entry: caches that guarantee nothing (polluted, may hold
+        anything), the entry pipeline, no symbolic lines."""
+        return AnalysisState(tuple(MustCache.empty(lv.config) for lv in self.levels),
+                             tuple(MayCache.initial(lv.config) for lv in self.levels),
+                             self.entry_residual(), ())
+
+    def edge_actions(self) -> dict[tuple[int, int], list[tuple[LoopEdge, LoopKey]]]:
         """Per supergraph edge: the loops it enters, iterates (back edge) or
-        leaves, as ("entry"|"back"|"exit", loop key)."""
-        acts: dict[tuple[int, int], list[tuple[str, tuple[Context, int]]]] = defaultdict(list)
+        leaves."""
+        acts: dict[tuple[int, int], list[tuple[LoopEdge, LoopKey]]] = defaultdict(list)
         # loops by (context, block): every loop containing the block
         containing: dict[tuple[Context, int], list] = defaultdict(list)
         for ctx, lf in self.loops_by_ctx.items():
@@ -571,40 +664,37 @@ class _Analysis:
                 if not inside:
                     # from outside into the loop: an entry (irreducible
                     # regions may be entered at blocks other than the header)
-                    acts[(i, t)].append(("entry", key))
+                    acts[(i, t)].append((LoopEdge.ENTRY, key))
                 elif tb == lp.header:
-                    acts[(i, t)].append(("back", key))
+                    acts[(i, t)].append((LoopEdge.BACK, key))
             if src is None:
                 continue
             for lp in containing.get((tctx, src), ()):
                 if tb not in lp.blocks:
-                    acts[(i, t)].append(("exit", (tctx, lp.header)))
+                    acts[(i, t)].append((LoopEdge.EXIT, (tctx, lp.header)))
         return acts
 
-    def aged(self, state, key: tuple[Context, int]):
+    def aged(self, state: AnalysisState, key: LoopKey) -> tuple[MustCache, ...]:
         """What is still guaranteed anywhere inside/after loop ``key`` of
         what was guaranteed on entering it: a line of age a survives with age
         a + (distinct other lines of its set the loop may touch)."""
-        ic, dc = state[0], state[1]
-        return (_age_by(ic, self.itouch.get(key, set()), key in self.iunknown),
-                _age_by(dc, self.dtouch.get(key, set()), key in self.dunknown))
+        return tuple(_age_by(c, self.touch[k].get(key, set()), key in self.unknown[k])
+                     for k, c in enumerate(state.must))
 
-    def run(self) -> BlockCosts:
-        self.build_graph()
-        self.compute_persistence()
+    def fixpoint(self) -> list[AnalysisState | None]:
+        """The state on entry to every supergraph node (None: unreachable).
+        A loop's entry state, aged by what the loop touches, is met into the
+        states on its back and exit edges (what survives the whole loop)."""
         acts = self.edge_actions()
-        m = self.m
         n = len(self.nodes)
-        init = (MustCache.empty(m.icache), MustCache.empty(m.dcache), MayCache.initial(m.icache),
-                MayCache.initial(m.dcache), self.entry_residual(), ())
-        instate: list[Any] = [None] * n
-        instate[self.root] = init
-        loop_in: dict[tuple[Context, int], Any] = {}
-        loop_aged: dict[tuple[Context, int], Any] = {}
-        exit_sources: dict[tuple[Context, int], set[int]] = defaultdict(set)
+        instate: list[AnalysisState | None] = [None] * n
+        instate[self.root] = self.initial_state()
+        loop_in: dict[LoopKey, AnalysisState] = {}
+        loop_aged: dict[LoopKey, tuple[MustCache, ...]] = {}
+        exit_sources: dict[LoopKey, set[int]] = defaultdict(set)
         for (i, t), al in acts.items():
             for kind, key in al:
-                if kind in ("exit", "back"):
+                if kind is not LoopEdge.ENTRY:
                     exit_sources[key].add(i)
         heap = [(self.prio[self.root], self.root)]
         queued = {self.root}
@@ -622,47 +712,50 @@ class _Analysis:
             visits += 1
             if visits > limit:
                 raise WcetError("micro-architectural analysis did not converge")
-            out, _, _, _, _ = self.transfer(self.nodes[i], instate[i])
+            out = self.transfer(self.nodes[i], instate[i]).out
             for t in self.succ[i]:
                 st = out
                 al = acts.get((i, t))
                 if al:
                     for kind, key in al:
-                        if kind == "entry":
+                        if kind is LoopEdge.ENTRY:
                             old_in = loop_in.get(key)
-                            new_in = st if old_in is None else _join(old_in, st)
+                            new_in = st if old_in is None else old_in.join(st)
                             if old_in is None or new_in != old_in:
                                 loop_in[key] = new_in
                                 loop_aged[key] = self.aged(new_in, key)
                                 for j in exit_sources[key]:
                                     push(j)
                     for kind, key in al:
-                        if kind in ("exit", "back") and key in loop_aged:
-                            ai, ad = loop_aged[key]
-                            st = (st[0].meet(ai), st[1].meet(ad), st[2], st[3], st[4], st[5])
+                        if kind is not LoopEdge.ENTRY and key in loop_aged:
+                            st = st.meet_must(loop_aged[key])
                 old = instate[t]
-                new = st if old is None else _join(old, st)
+                new = st if old is None else old.join(st)
                 if old is None or new != old:
                     instate[t] = new
                     push(t)
-        bc = BlockCosts(m, self.entry)
-        fm: dict[tuple[Context, int], set[tuple[str, int]]] = defaultdict(set)
+        return instate
+
+    def run(self) -> BlockCosts:
+        self.build_graph()
+        self.compute_persistence()
+        instate = self.fixpoint()
+        init = self.initial_state()
+        bc = BlockCosts(self.m, self.entry)
+        first: dict[LoopKey, set[tuple[int, int]]] = defaultdict(set)
         for i, key in enumerate(self.nodes):
-            st = instate[i]
-            if st is None:  # unreachable in the supergraph (e.g. after a noreturn call)
-                st = init
-            _, cost, classes, fm_i, fm_d = self.transfer(key, st, record=True)
-            bc.costs[key] = cost
-            bc.classes[key] = classes
-            for lk, ln in fm_i:
-                fm[lk].add(("i", ln))
-            for lk, ln in fm_d:
-                fm[lk].add(("d", ln))
-        for lk, lines in fm.items():
-            ni = sum(1 for k, _ in lines if k == "i")
-            nd = len(lines) - ni
-            pen = ni * m.icache_miss_penalty + nd * m.dcache_miss_penalty
-            bc.persistent_lines[lk] = (ni, nd)
+            # unreachable in the supergraph (e.g. after a noreturn call): costed from the entry state
+            res = self.transfer(key, instate[i] or init, record=True)
+            bc.costs[key] = res.cycles
+            bc.classes[key] = res.classes
+            for fm in res.first_misses:
+                first[fm.loop].add((fm.level, fm.line))
+        for lk, lines in first.items():
+            counts = [0] * len(self.levels)
+            for k, _ in lines:
+                counts[k] += 1
+            pen = sum(c * lv.miss_penalty for c, lv in zip(counts, self.levels))
+            bc.persistent_lines[lk] = tuple(counts)
             if lk == GLOBAL:
                 # once per run: charged to the root's entry block
                 rkey = ((), self.ctx_func[()].entry)
@@ -757,11 +850,6 @@ def _age_by(c: MustCache, touched: set[int], unknown: bool) -> MustCache:
     return MustCache(c.ways, c.sets, tuple(out))
 
 
-def _join(a, b):
-    return (a[0].join(b[0]), a[1].join(b[1]), a[2].join(b[2]), a[3].join(b[3]),
-            join_residual(a[4], b[4]), symlines.sym_join(a[5], b[5]))
-
-
 class _Runs:
     """The symbolic lines (``cache.SymState``) through one block, and the
     misses of its runs: a run is the accesses through one base between two
@@ -834,5 +922,13 @@ def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any
     replay), ``"trap"`` (a trap handler: a divide of the interrupted code may
     still be running, its stores may still be buffered) or ``"auto"``
     (``trap`` when the unit ends in ``sret``/``mret``)."""
-    bc = _Analysis(program, entry, model, value_info, entry_state, symbolic).run()
-    return bc
+    # The fixpoint allocates millions of short-lived states while holding a
+    # large graph of long-lived ones: with
+    # the default thresholds the collector rescans the survivors every few
+    # thousand allocations, about a tenth of the run (measured on the kernel).
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100_000, *thresholds[1:])
+    try:
+        return _Analysis(program, entry, model, value_info, entry_state, symbolic).run()
+    finally:
+        gc.set_threshold(*thresholds)

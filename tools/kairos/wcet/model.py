@@ -40,10 +40,11 @@ from typing import Literal
 
 from kairos.wcet.errors import WcetError
 
-__all__ = ["CacheConfig", "ProcessorModel", "PRESETS", "get_preset", "preset_names",
+__all__ = ["CacheConfig", "CacheLevel", "ProcessorModel", "PRESETS", "get_preset", "preset_names",
            "PARAM_SOURCES"]
 
 Policy = Literal["lru", "random"]
+AccessKind = Literal["fetch", "data"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,24 @@ class CacheConfig:
 
     def set_of_line(self, line: int) -> int:
         return line % self.sets
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    """One cache as the timing sees it: the ``ProcessorModel`` field it comes
+    from (``name``), its geometry, and the accesses it serves (``"fetch"``:
+    instruction fetches, never dirty; ``"data"``: loads, stores and AMOs,
+    write-back).  ``miss_penalty`` is the worst extra cycles of a miss."""
+
+    name: str
+    config: CacheConfig
+    serves: AccessKind
+    miss_penalty: int
+
+    @property
+    def dirty(self) -> bool:
+        """Whether a victim may be dirty (and cost a write-back)."""
+        return self.serves == "data"
 
 
 @dataclass(frozen=True)
@@ -140,16 +159,30 @@ class ProcessorModel:
 
     # ------------------------------------------------------------------
     @property
+    def caches(self) -> tuple[CacheLevel, ...]:
+        """The caches, in the order the static analysis and the replay keep
+        their states: one level per cache field, each serving the accesses
+        of its kind.  Every access kind has one level (split L1s); both
+        sides of the analyser iterate over this list and name no cache."""
+        return (CacheLevel("icache", self.icache, "fetch", self.icache_miss_penalty),
+                CacheLevel("dcache", self.dcache, "data", self.dcache_miss_penalty))
+
+    def refill_penalty(self, dirty_victim: bool) -> int:
+        """Extra cycles of one miss: the refill from the next level, plus the
+        write-back of the victim when it is dirty."""
+        return self.memory_latency + (self.writeback_latency if dirty_victim else 0)
+
+    @property
     def icache_miss_penalty(self) -> int:
         """Extra cycles of an instruction fetch that misses the I-cache
         (I-cache lines are never dirty)."""
-        return self.memory_latency
+        return self.refill_penalty(False)
 
     @property
     def dcache_miss_penalty(self) -> int:
         """Worst extra cycles of a data access that misses: refill plus the
         write-back of a possibly dirty victim."""
-        return self.memory_latency + self.writeback_latency
+        return self.refill_penalty(True)
 
     def is_device(self, lo: int, hi: int) -> bool:
         """Whether [lo, hi) may touch an uncached device range."""

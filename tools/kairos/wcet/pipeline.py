@@ -30,12 +30,13 @@ byte range ``(lo, hi)`` it may write (exact in a concrete run).  Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kairos.wcet.errors import WcetError
 from kairos.wcet.isa import Instr, InstrClass as C
 from kairos.wcet.model import ProcessorModel
 
-__all__ = ["PipeState", "step", "NREGS", "STORE_BUFFER_ENTRIES", "ANY_RANGE", "csr_writes"]
+__all__ = ["PipeState", "Residual", "step", "NREGS", "STORE_BUFFER_ENTRIES", "ANY_RANGE", "csr_writes"]
 
 NREGS = 64  # x0..x31, f0..f31 (32+n)
 STORE_BUFFER_ENTRIES = 8  # default of ProcessorModel.store_buffer_entries
@@ -44,6 +45,16 @@ ANY_RANGE = (0, 1 << 64)
 _READS_MEM = (C.LOAD, C.FP_LOAD, C.LR, C.AMO, C.SC)
 _STORES = (C.STORE, C.FP_STORE)
 MEM_CLASSES = frozenset((C.LOAD, C.FP_LOAD, C.LR, C.AMO, C.SC, C.STORE, C.FP_STORE))
+
+
+class Residual(NamedTuple):
+    """What of a pipeline state can still delay the code after a block, in
+    cycles relative to its next issue slot: the static analysis' lattice
+    value for the pipeline (joined by ``join_residual``)."""
+
+    ready: tuple[int, ...]                    # per register: cycles until its result is ready
+    unit_busy: int                            # cycles until the multiply/divide unit is free
+    store_buffer: tuple[tuple[int, int], ...]  # byte ranges of the pending stores, oldest first
 
 
 @dataclass
@@ -57,19 +68,19 @@ class PipeState:
         return PipeState(self.t_next, self.ready[:], self.unit_free, self.sbuf)
 
     # --- block-relative summaries (for the static analysis) ----------------
-    def residual(self) -> tuple[tuple[int, ...], int, tuple[tuple[int, int], ...]]:
+    def residual(self) -> Residual:
         """Times relative to ``t_next`` (clipped at 0): the part of this state
         that can still delay the following code."""
         t = self.t_next
-        return (tuple([r - t if r > t else 0 for r in self.ready]), max(0, self.unit_free - t), self.sbuf)
+        return Residual(tuple([r - t if r > t else 0 for r in self.ready]), max(0, self.unit_free - t),
+                        self.sbuf)
 
     @staticmethod
-    def from_residual(res: tuple[tuple[int, ...], int, tuple[tuple[int, int], ...]]) -> "PipeState":
-        ready, unit, sbuf = res
-        return PipeState(0, list(ready), unit, sbuf)
+    def from_residual(res: Residual) -> "PipeState":
+        return PipeState(0, list(res.ready), res.unit_busy, res.store_buffer)
 
 
-def join_residual(a, b):
+def join_residual(a: Residual | None, b: Residual | None) -> Residual | None:
     """Least upper bound of two residual summaries (``None`` = bottom)."""
     if a is None:
         return b
@@ -90,7 +101,7 @@ def join_residual(a, b):
             sbuf.append(x)
         else:
             sbuf.append((min(x[0], y[0]), max(x[1], y[1])))
-    return (ready, max(ua, ub), tuple(sbuf))
+    return Residual(ready, max(ua, ub), tuple(sbuf))
 
 
 def csr_writes(ins: Instr) -> bool:

@@ -49,38 +49,48 @@ class ReplayResult:
     cycles: int                     # maximum over the seeds
     instructions: int
     per_seed: list[int] = field(default_factory=list)
-    icache_misses: int = 0          # of the worst seed
-    dcache_misses: int = 0
+    misses: dict[str, int] = field(default_factory=dict)   # per cache level name, of the worst seed
     writebacks: int = 0
     device_accesses: int = 0
     timeline: array | None = None   # worst seed, with timeline=True: t_next after each instruction
 
     def as_dict(self) -> dict:
         return {"cycles": self.cycles, "instructions": self.instructions,
-                "per_seed": self.per_seed, "icache_misses": self.icache_misses,
-                "dcache_misses": self.dcache_misses, "writebacks": self.writebacks,
-                "device_accesses": self.device_accesses}
+                "per_seed": self.per_seed, "misses": dict(self.misses),
+                "writebacks": self.writebacks, "device_accesses": self.device_accesses}
+
+
+def level_seed(seed: int, k: int) -> int:
+    """LFSR seed of the ``k``-th cache level in a replay with ``seed``: each
+    level's random replacement runs from its own LFSR (cache.py)."""
+    return seed * 7919 ** k + k
+
+
+_WRITES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
 
 
 def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1,
                 timeline: bool = False) -> ReplayResult:
-    ic = ConcreteCache(m.icache, seed=seed, polluted=True)
-    dc = ConcreteCache(m.dcache, seed=seed * 7919 + 1, polluted=True)
+    levels = m.caches
+    caches = [ConcreteCache(lv.config, seed=level_seed(seed, k), polluted=True)
+              for k, lv in enumerate(levels)]
+    # I-lines are never dirty: the polluted start state's dirty victims only
+    # cost a write-back in a level that serves data.
+    fetch = [(caches[k], lv.config.line, lv.dirty) for k, lv in enumerate(levels) if lv.serves == "fetch"]
+    data = [(caches[k], lv.config.line, lv.dirty) for k, lv in enumerate(levels) if lv.serves == "data"]
     st = PipeState()
-    iline = m.icache.line
-    dline = m.dcache.line
-    imiss = m.icache_miss_penalty
     devices = 0
     tl = array("q") if timeline else None
     pcs, daddrs, widths = trace.pcs, trace.daddrs, trace.widths
     for i in range(len(pcs)):
         pc = pcs[i]
         ins = decode(pc)
-        first = pc // iline
-        last = (pc + ins.size - 1) // iline
-        ipen = 0 if ic.access(first)[0] else imiss
-        if last != first and not ic.access(last)[0]:
-            ipen += imiss
+        ipen = 0
+        for c, line, dirty in fetch:
+            for ln in range(pc // line, (pc + ins.size - 1) // line + 1):
+                hit, wb = c.access(ln)
+                if not hit:
+                    ipen += m.refill_penalty(wb and dirty)
         dpen = 0
         drange = (0, 0)
         cls = ins.cls
@@ -99,19 +109,21 @@ def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1,
                     dpen = m.device_latency
                     devices += 1
                 else:
-                    write = cls in (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO,
-                                    InstrClass.SC)
-                    for ln in range(a // dline, (a + w - 1) // dline + 1):
-                        hit, wb = dc.access(ln, write)
-                        if not hit:
-                            dpen += m.memory_latency + (m.writeback_latency if wb else 0)
+                    write = cls in _WRITES
+                    for c, line, dirty in data:
+                        for ln in range(a // line, (a + w - 1) // line + 1):
+                            hit, wb = c.access(ln, write)
+                            if not hit:
+                                dpen += m.refill_penalty(wb and dirty)
         step(st, ins, m, ipen, dpen, drange, exact=True)
         if tl is not None:
             tl.append(st.t_next)
         if cls is InstrClass.FENCE_I:
-            ic.invalidate()
-    return ReplayResult(st.t_next, len(pcs), [st.t_next], ic.misses, dc.misses, dc.writebacks,
-                        devices, tl)
+            for c, _, _ in fetch:
+                c.invalidate()
+    return ReplayResult(st.t_next, len(pcs), [st.t_next],
+                        {lv.name: c.misses for lv, c in zip(levels, caches)},
+                        sum(c.writebacks for lv, c in zip(levels, caches) if lv.dirty), devices, tl)
 
 
 def replay(trace: Trace, memory: Memory, m: ProcessorModel, seeds: int | None = None,
@@ -119,7 +131,7 @@ def replay(trace: Trace, memory: Memory, m: ProcessorModel, seeds: int | None = 
     """Observed cycles of ``trace`` under model ``m`` (max over LFSR seeds
     when a cache replaces randomly)."""
     decode = Decoder(memory)
-    randomised = "random" in (m.icache.policy, m.dcache.policy)
+    randomised = any(lv.config.policy == "random" for lv in m.caches)
     n = (seeds or m.random_seeds) if randomised else 1
     best: ReplayResult | None = None
     per_seed = []

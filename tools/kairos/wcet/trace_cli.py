@@ -242,8 +242,8 @@ def _print(o: dict) -> None:
     seeds = o["per_seed"]
     extra = f" (max over {len(seeds)} seeds, min {min(seeds)})" if len(seeds) > 1 else ""
     print(f"observed      {o['cycles']} cycles{extra}")
-    print(f"misses        I$ {o['icache_misses']}, D$ {o['dcache_misses']} "
-          f"({o['writebacks']} write-backs), device accesses {o['device_accesses']}")
+    levels = ", ".join(f"{name} {n}" for name, n in o["misses"].items())
+    print(f"misses        {levels} ({o['writebacks']} write-backs), device accesses {o['device_accesses']}")
     if not o["has_data_addresses"]:
         print("note          PC-only trace: data accesses charged at their worst cost")
     if "bound" in o:
