@@ -40,7 +40,7 @@ CFLAGS = [
     "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
     "-fno-omit-frame-pointer",
 ]
-SEL4_USER_TOP = 0x3FFFFFF000  # shared/abi/constants.txt seL4_UserTop
+SEL4_USER_TOP = 0x3FFFFFF000  # seL4_UserTop, libsel4 riscv64 (Sv39) constants.h
 
 
 def need(tool: str, package: str) -> str:

@@ -6,7 +6,7 @@ of exactly the object's size and runs the operations named on its stdin.
 
 Hypothesis drives it with thousands of random scheduler histories (configure,
 run and charge, overrun, block and wake, preemption, yield, reconfigure,
-idle) that follow the scheduler's protocol (mcs-kernel.md §5.8): a thread runs
+idle) that follow the scheduler's protocol (Lyons 2018 thesis §7.1.2, §7.3.1): a thread runs
 only with a ready and sufficient head (it waits in the release queue
 otherwise, released by a kernel entry up to one kernel WCET early: the ready
 slack); charges come at kernel entries, the last one at most one kernel entry
@@ -624,7 +624,7 @@ def script(harness, *cmds: str) -> list[State]:
 
 
 def test_capacity(harness):
-    """(2^b - 96) / 16 refills (behaviour.md (j)): 2 for 2^7, 10 for 2^8; the
+    """(2^b - 96) / 16 refills (seL4's 96-byte SC header, seL4_MaxExtraRefills): 2 for 2^7, 10 for 2^8; the
     ring of a 2^7 object holds exactly MIN_REFILLS. A context may be
     configured with at most CONFIG_MAX_REFILLS of them."""
     sizes = (7, 8, 9, 10, 38)

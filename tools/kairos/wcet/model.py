@@ -239,7 +239,8 @@ _U54_SOURCES = {
     "mispredict_penalty": "FU540 manual §4.2: 3-cycle mispredict penalty (doc)",
     "predictor": "BTB/BHT/RAS not modelled: every control transfer charged (safe)",
     "store_load_penalty": "FU540 manual §4.4: load hitting a pending store 5 cycles (doc)",
-    "store_buffer_entries": "(assumed) store-pipeline depth not published (u54-timing §2.3)",
+    "store_buffer_entries": "(assumed) store-pipeline depth not published (FU540 manual §4.4 describes "
+                            "the pipeline, not its depth)",
     "fence_penalty": "(assumed) not published; flush 5 + store-buffer drain margin",
     "fence_i_penalty": "(assumed) pipeline flush as for CSR writes; I-cache invalidation modelled",
     "sfence_vma_penalty": "(assumed) not published; TLB refills are not modelled",
