@@ -112,6 +112,14 @@ def test_avoid_restriction(elf: Path, tmp_path: Path) -> None:
     assert no_heavy == light < full
 
 
+def test_restriction_excluding_every_path_names_the_entry(elf: Path, capsys) -> None:
+    """``@light,!light`` leaves no path: the typed InfeasiblePath becomes one
+    line naming the entry specification, exit status 2."""
+    assert main(["wcet", str(elf), "-e", "dispatch@light,!light", "-m", "simple", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kairos wcet: error: dispatch@light,!light: no feasible path")
+
+
 def test_table_output(elf: Path, capsys) -> None:
     rc = main(["wcet", str(elf), "-e", "dispatch", "-m", "simple", "--path"])
     assert rc == 0

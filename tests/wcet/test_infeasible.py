@@ -225,7 +225,7 @@ def test_kernel_fixture_charge_once_fact() -> None:
     for assume, setters in ((True, {"kernel_exit"}), (False, {"kernel_exit", "ready_insert", "ready_remove"})):
         facts = ProgramFacts(prog, arrays_in_bounds=assume)
         assert not facts.untracked(cur_sc)
-        found = [f for f in find_flag_facts(prog, facts, ipet._Forests(), time.process_time() + 60)
+        found = [f for f in find_flag_facts(prog, facts, ipet.GraphCache(), time.process_time() + 60)
                  if f.func is charge and f.loc == cur_sc]
         assert len(found) == 1
         call = charge.blocks[found[0].block]

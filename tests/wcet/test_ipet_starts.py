@@ -8,6 +8,7 @@ import pytest
 
 from kairos.wcet import ipet
 from kairos.wcet.cfg import Term
+from kairos.wcet.errors import InfeasiblePath
 
 from test_ipet import FixedBounds, addr, cost_of, make_function, make_program
 
@@ -112,7 +113,7 @@ def test_start_at_the_latch_of_a_single_iteration_loop_is_infeasible() -> None:
     # max = 1: the header ran once, so the back edge cannot be taken
     f = make_function("loop", 6, LOOP)
     p = make_program(f)
-    with pytest.raises(Exception, match="no feasible path"):
+    with pytest.raises(InfeasiblePath, match="no feasible path"):
         ipet.solve_variants(p, "loop", FixedBounds(p, {addr(1): 1}), cost_of(LOOP_COST),
                             starts=[((), addr(4))], graph_ready=lambda g: [{0: 0.0}])
 

@@ -17,22 +17,8 @@ ANNOTATIONS = ROOT / "kernel" / "wcet-annotations.toml"
 pytestmark = pytest.mark.skipif(not KERNEL.exists(), reason="kernel not built (make)")
 
 
-def _u54_possible() -> bool:
-    """The u54 cache analysis needs full inlining unless it supports shared
-    contexts; skip it when the kernel has too many call contexts for that."""
-    from kairos.wcet import driver, microarch
-    from kairos.wcet.cfg import build_program
-    from kairos.wcet.elfimage import ElfImage
-    if getattr(microarch, "SUPPORTS_CONTEXT_POLICY", False):
-        return True
-    p = build_program(ElfImage(str(KERNEL)), ["trap_entry"])
-    return sum(p.context_counts("trap_entry").values()) <= driver.DEFAULT_CONTEXT_BUDGET
-
-
 @pytest.mark.parametrize("model", ["simple", "u54"])
 def test_kernel_entries_have_bounds(tmp_path: Path, model: str) -> None:
-    if model == "u54" and not _u54_possible():
-        pytest.skip("kernel has more call contexts than the u54 analysis handles without shared contexts")
     out = tmp_path / "kernel.json"
     rc = main(["wcet", str(KERNEL), "-a", str(ANNOTATIONS), "-e", "trap_entry@handle_syscall",
                "-e", "trap_entry@handle_exception", "--irq-entry", "trap_entry@handle_interrupt",

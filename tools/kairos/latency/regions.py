@@ -236,7 +236,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
     resumed = [s for s in starts if s.kind != "entry"]
     entries = [s for s in starts if s.kind == "entry"]
-    forests = ipet._Forests()
+    forests = ipet.GraphCache()
 
     # -- handling paths: the interrupt entry, and from the resumed starts of
     # each kind together (the worst continuation of any poll, of any wfi)

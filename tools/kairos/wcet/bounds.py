@@ -45,7 +45,7 @@ from kairos.wcet import cfg as cfgmod
 from kairos.wcet import smtloops
 from kairos.wcet.annotations import Annotations, context_matches
 from kairos.wcet.cfg import CALLER_SAVED, MASK64, Program, Term, _apply, _c, _sx, sym_step
-from kairos.wcet.errors import WcetError
+from kairos.wcet.errors import AnnotationError, WcetError
 from kairos.wcet.isa import InstrClass
 from kairos.wcet.loops import Loop, LoopForest
 
@@ -429,9 +429,9 @@ class BoundAnalysis:
         self._verdicts[vkey] = v
         if v == "refuted":
             src = self.image.source_of(loop.header)
-            raise WcetError(f"{la.place()}: "
-                            f"max = {la.max} is refuted by the solver: every execution of the loop at "
-                            f"{loop.header:#x} in {loop.func.name} ({src}) runs its header more often")
+            raise AnnotationError(f"{la.place()}: "
+                                  f"max = {la.max} is refuted by the solver: every execution of the loop at "
+                                  f"{loop.header:#x} in {loop.func.name} ({src}) runs its header more often")
         return v
 
     def loop_accesses(self, forest: LoopForest, outer: Loop) -> dict[int, tuple[int, int] | None] | None:
@@ -798,17 +798,18 @@ class BoundAnalysis:
         heads: set[int] | None = None
         if la.index is not None:
             if la.index > len(order):
-                raise WcetError(f"{where}: stale anchor: {func.name} has {len(order)} loop(s), not {la.index}")
+                raise AnnotationError(f"{where}: stale anchor: {func.name} has {len(order)} loop(s), "
+                                      f"not {la.index}")
             heads = {order[la.index - 1].header}
         if la.source is not None:
             hits = {lp.header for lp in loops_with_text(self.image, fo, la.source, self._source())}
             if not hits:
-                raise WcetError(f"{where}: stale anchor: no loop of {func.name} has {la.source!r} on its "
-                                f"source lines (or the source files cannot be read)")
+                raise AnnotationError(f"{where}: stale anchor: no loop of {func.name} has {la.source!r} on its "
+                                      f"source lines (or the source files cannot be read)")
             if heads is not None and not heads <= hits:
                 k = [i + 1 for i, lp in enumerate(order) if lp.header in hits]
-                raise WcetError(f"{where}: stale anchor: the text is on loop {', '.join(map(str, k))} of "
-                                f"{func.name}, not loop {la.index}")
+                raise AnnotationError(f"{where}: stale anchor: the text is on loop {', '.join(map(str, k))} of "
+                                      f"{func.name}, not loop {la.index}")
             heads = hits if heads is None else heads
         self._line_targets[key] = heads
         return heads

@@ -14,9 +14,9 @@ Data model (shared with ``microarch``/``cache``/``sim``; stable API):
     Derive callee contexts with ``Program.callee_context(ctx, site, callee)``
     (``ctx[:-1]`` is *not* the caller of a shared context: use
     ``Program.context_callers(entry)``); ``Program.contexts(entry)``
-    enumerates the reachable ones, each once.  A micro-architectural analysis
-    that follows these rules says so with ``SUPPORTS_CONTEXT_POLICY = True``
-    in its module; the driver only shares contexts then.
+    enumerates the reachable ones, each once.  Every analysis over contexts
+    (``microarch``, ``ipet``, ``valueanalysis``) follows these rules, so the
+    driver may share contexts whatever the model.
 
 ``BasicBlock``
     ``start`` (address of the first instruction), ``end`` (address just after

@@ -13,12 +13,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kairos.wcet import ipet
+from kairos.wcet import infeasible, ipet, microarch
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import Context, Program, build_program
 from kairos.wcet.elfimage import ElfImage
-from kairos.wcet.errors import WcetError
+from kairos.wcet.errors import AnnotationError, InfeasiblePath, WcetError
+from kairos.wcet.model import ProcessorModel, get_preset
 from kairos.wcet.valueanalysis import ValueInfo
 
 SIMPLE_MODEL = "simple"
@@ -47,14 +48,20 @@ class EntrySpec:
             raise WcetError(f"bad entry {text!r}: '!' must be followed by a function name")
         return EntrySpec(text, sym, vias, avoid)
 
+    @property
+    def view(self) -> tuple:
+        """Which program view the entry is analysed on: entries with the
+        same symbol and @VIA functions share one."""
+        return (self.symbol, tuple(self.via)) if self.via else ()
+
 
 @dataclass
 class EntryResult:
     spec: EntrySpec
     result: ipet.IpetResult
     seconds: float
-    costs: object | None = None     # microarch.BlockCosts when available
-    refinement: object | None = None   # infeasible.Refinement when infeasible paths were removed
+    costs: microarch.BlockCosts | None = None      # None with the simple model
+    refinement: infeasible.Refinement | None = None   # when infeasible paths were removed
 
     @property
     def name(self) -> str:
@@ -107,7 +114,11 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
         infeasible_paths: bool = True, infeasible_budget: float | None = None,
         arrays_in_bounds: bool = False) -> Analysis:
-    """``symbolic_cache=False`` turns off the cache analysis of accesses
+    """Analyse every entry: parse the specifications, build the program and
+    one view per restriction, share call contexts above ``context_budget``,
+    run the value analysis, then per entry the block costs and the path.
+
+    ``symbolic_cache=False`` turns off the cache analysis of accesses
     through pointers of unknown value (each then costs a miss and may evict
     anything), to show what that precision gains.  ``infeasible_paths``
     refines each entry's ILP with infeasible paths and flag facts
@@ -117,6 +128,36 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
     image = ElfImage(elf)
+    specs = _entry_specs(entries, irq_entry)
+    model = None if model_name == SIMPLE_MODEL else get_preset(model_name)
+    say("building control-flow graphs", 0.05)
+    program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn)
+    bounds = BoundAnalysis(program, ann)
+    views: dict[tuple, Program] = {}
+    for sp in specs:
+        if sp.view not in views:
+            views[sp.view] = _view(program, image, sp)
+    flattened = _share_contexts(views, specs, context_budget)
+    say("value analysis", 0.1)
+    values = ValueInfo(program, sp0=_stack_pointer(image, sp0), bounds=bounds)
+    entry = _EntryAnalysis(program, bounds, values, model, [image.symbol(s).addr for s in stop_at],
+                           symbolic_cache, infeasible_paths, infeasible_budget, arrays_in_bounds, say)
+    results = [entry.run(sp, views[sp.view], 0.15 + 0.85 * i / len(specs), len(specs))
+               for i, sp in enumerate(specs)]
+    say("done", 1.0)
+    an = Analysis(image, program, model_name, results, ann, time.perf_counter() - t0,
+                  _interrupt_response(results, irq_entry))
+    if flattened:
+        an.warnings.append("shared call contexts (context-insensitive) for: " + ", ".join(flattened))
+    if model is not None and symbolic_cache and not values.symbolic_bases:
+        an.warnings.append("no DWARF variable information: pointers of unknown value may address devices, "
+                           "so their accesses are not cached (as --no-symbolic-cache)")
+    an.warnings.extend(bounds.unused_annotations())
+    return an
+
+
+def _entry_specs(entries: list[str], irq_entry: str | None) -> list[EntrySpec]:
+    """The entries to analyse; the interrupt entry is one of them."""
     specs = [EntrySpec.parse(e) for e in entries]
     if irq_entry is not None:
         irq_spec = EntrySpec.parse(irq_entry)
@@ -124,114 +165,108 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
             specs.append(irq_spec)
     if not specs:
         raise WcetError("no entry given (use --entry SYMBOL)")
-    model = None
-    if model_name != SIMPLE_MODEL:
-        from kairos.wcet import model as modelmod
-        model = modelmod.get_preset(model_name)
-    say("building control-flow graphs", 0.05)
-    symbols = list(dict.fromkeys(s.symbol for s in specs))
-    program = build_program(image, symbols, noreturn=ann.noreturn)
-    bounds = BoundAnalysis(program, ann)
-    stop_addrs = [image.symbol(s).addr for s in stop_at]
-    sp_val: int | None
-    if sp0 is None:
-        sp_val = None
-    elif isinstance(sp0, int):
-        sp_val = sp0
-    else:
-        try:
-            sp_val = int(sp0, 0)
-        except ValueError:
-            sp_val = image.symbol(sp0).addr
-    # per entry: the program view restricted to its @VIA paths
-    views: dict[str, Program] = {}
-    for sp in specs:
-        if sp.text not in views:
-            views[sp.text] = program.restricted(sp.symbol, [image.symbol(v).addr for v in sp.via]) \
-                if sp.via else program
+    return specs
+
+
+def _stack_pointer(image: ElfImage, sp0: str | int | None) -> int | None:
+    """``--sp``: a number or a symbol's address."""
+    if sp0 is None or isinstance(sp0, int):
+        return sp0
+    try:
+        return int(sp0, 0)
+    except ValueError:
+        return image.symbol(sp0).addr
+
+
+def _view(program: Program, image: ElfImage, spec: EntrySpec) -> Program:
+    """The program restricted to the entry's @VIA paths."""
+    if not spec.via:
+        return program
+    return program.restricted(spec.symbol, [image.symbol(v).addr for v in spec.via])
+
+
+def _share_contexts(views: dict[tuple, Program], specs: list[EntrySpec], budget: int | None) -> list[str]:
+    """Above ``budget`` call contexts per entry, the functions whose call
+    strings multiply most get one shared context (``Program.limit_contexts``);
+    the names of those functions."""
     flattened: list[str] = []
-    if context_budget:
-        supported = True
-        if model is not None:
-            from kairos.wcet import microarch
-            supported = getattr(microarch, "SUPPORTS_CONTEXT_POLICY", False)
+    if budget:
         for sp in specs:
-            view = views[sp.text]
-            if supported:
-                flattened += [n for n in view.limit_contexts(sp.symbol, context_budget) if n not in flattened]
-            else:
-                n = sum(view.context_counts(sp.symbol).values())
-                if n > context_budget:
-                    raise WcetError(
-                        f"{sp.text} has {n} call contexts, more than the budget of {context_budget}; the "
-                        f"{model_name} cache analysis cannot share contexts yet (microarch lacks "
-                        f"SUPPORTS_CONTEXT_POLICY): use --model simple, or --context-budget 0 to "
-                        f"inline fully (slow)")
-    say("value analysis", 0.1)
-    values = ValueInfo(program, sp0=sp_val, bounds=bounds)
-    forests = ipet._Forests()
-    results: list[EntryResult] = []
-    costs_cache: dict[str, object] = {}
-    facts_cache: dict[int, object] = {}
-    n = len(specs)
-    for i, spec in enumerate(specs):
+            flattened += [n for n in views[sp.view].limit_contexts(sp.symbol, budget) if n not in flattened]
+    return flattened
+
+
+def _interrupt_response(results: list[EntryResult], irq_entry: str | None) -> dict | None:
+    """The longest path with interrupts masked (the longest other entry)
+    plus the interrupt entry."""
+    if irq_entry is None:
+        return None
+    irq_res = next(r for r in results if r.spec.text == EntrySpec.parse(irq_entry).text)
+    others = [r for r in results if r is not irq_res] or [irq_res]
+    worst = max(others, key=lambda r: r.bound)
+    return {"interrupt_entry": irq_res.name, "interrupt_entry_cycles": irq_res.bound,
+            "longest_masked_path": worst.name, "longest_masked_cycles": worst.bound,
+            "bound_cycles": worst.bound + irq_res.bound}
+
+
+class _EntryAnalysis:
+    """Per entry: block costs (cached per view and symbol), then the path
+    (IPET), refined by infeasible paths when asked."""
+
+    def __init__(self, program: Program, bounds: BoundAnalysis, values: ValueInfo, model: ProcessorModel | None,
+                 stop_addrs: list[int], symbolic_cache: bool, infeasible_paths: bool,
+                 infeasible_budget: float | None, arrays_in_bounds: bool,
+                 say: Callable[[str, float], None]) -> None:
+        self.program, self.bounds, self.values, self.model = program, bounds, values, model
+        self.stop_addrs = stop_addrs
+        self.symbolic_cache = symbolic_cache
+        self.infeasible_paths, self.infeasible_budget = infeasible_paths, infeasible_budget
+        self.arrays_in_bounds = arrays_in_bounds
+        self.say = say
+        self.graphs = ipet.GraphCache()
+        self._costs: dict[tuple[Program, str], microarch.BlockCosts] = {}
+        self._facts: dict[Program, infeasible.ProgramFacts] = {}
+
+    def costs(self, view: Program, spec: EntrySpec, progress: float) -> microarch.BlockCosts:
+        key = (view, spec.symbol)
+        if key not in self._costs:
+            self.say(f"{spec.text}: cache and pipeline analysis", progress)
+            self._costs[key] = microarch.analyse(view, spec.symbol, self.model, self.values,
+                                                 symbolic=self.symbolic_cache)
+        return self._costs[key]
+
+    def run(self, spec: EntrySpec, view: Program, base: float, n: int) -> EntryResult:
         te = time.perf_counter()
-        base = 0.15 + 0.85 * i / n
         costs = None
-        view = views[spec.text]
-        if model is not None:
-            costs = costs_cache.get((id(view), spec.symbol))
-            if costs is None:
-                say(f"{spec.text}: cache and pipeline analysis", base)
-                from kairos.wcet import microarch
-                costs = microarch.analyse(view, spec.symbol, model, values, symbolic=symbolic_cache)
-                costs_cache[(id(view), spec.symbol)] = costs
+        if self.model is not None:
+            costs = self.costs(view, spec, base)
             cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
             pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
         else:
             cost_fn, pen_fn = ipet.simple_cost, None
-        say(f"{spec.text}: path analysis", base + 0.6 / n)
-        extra = [_via_constraint(program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
+        self.say(f"{spec.text}: path analysis", base + 0.6 / n)
+        extra = [_via_constraint(self.program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
 
-        def solve(more: list, view=view, spec=spec, cost_fn=cost_fn, pen_fn=pen_fn, extra=extra):
-            return ipet.solve(view, spec.symbol, bounds, cost_fn, pen_fn, stop_at=stop_addrs,
-                              extra_constraints=extra + more, forests=forests)
+        def solve(more: list) -> ipet.IpetResult:
+            return ipet.solve(view, spec.symbol, self.bounds, cost_fn, pen_fn, stop_at=self.stop_addrs,
+                              extra_constraints=extra + more, forests=self.graphs)
         refinement = None
         try:
-            if infeasible_paths:
-                from kairos.wcet import infeasible
-                say(f"{spec.text}: infeasible paths", base + 0.7 / n)
-                facts = facts_cache.get(id(view))
+            if self.infeasible_paths:
+                self.say(f"{spec.text}: infeasible paths", base + 0.7 / n)
+                facts = self._facts.get(view)
                 if facts is None:
-                    facts = facts_cache[id(view)] = infeasible.ProgramFacts(view, arrays_in_bounds)
-                res, refinement = infeasible.refine(
-                    view, spec.symbol, solve, forests, facts=facts,
-                    budget=infeasible.DEFAULT_BUDGET if infeasible_budget is None else infeasible_budget)
+                    facts = self._facts[view] = infeasible.ProgramFacts(view, self.arrays_in_bounds)
+                budget = infeasible.DEFAULT_BUDGET if self.infeasible_budget is None else self.infeasible_budget
+                res, refinement = infeasible.refine(view, spec.symbol, solve, self.graphs, facts=facts,
+                                                    budget=budget)
             else:
                 res = solve([])
-        except WcetError as exc:
-            if spec.text != spec.symbol and str(exc).startswith("no feasible path"):
-                raise WcetError(f"{spec.text}: {exc}") from None
+        except InfeasiblePath as exc:
+            if spec.text != spec.symbol:
+                raise InfeasiblePath(f"{spec.text}: {exc}") from None
             raise
-        results.append(EntryResult(spec, res, time.perf_counter() - te, costs, refinement))
-    unused = bounds.unused_annotations()
-    irq = None
-    if irq_entry is not None:
-        irq_res = next(r for r in results if r.spec.text == EntrySpec.parse(irq_entry).text)
-        others = [r for r in results if r is not irq_res] or [irq_res]
-        worst = max(others, key=lambda r: r.bound)
-        irq = {"interrupt_entry": irq_res.name, "interrupt_entry_cycles": irq_res.bound,
-               "longest_masked_path": worst.name, "longest_masked_cycles": worst.bound,
-               "bound_cycles": worst.bound + irq_res.bound}
-    say("done", 1.0)
-    an = Analysis(image, program, model_name, results, ann, time.perf_counter() - t0, irq)
-    if flattened:
-        an.warnings.append("shared call contexts (context-insensitive) for: " + ", ".join(flattened))
-    if model is not None and symbolic_cache and not values.symbolic_bases:
-        an.warnings.append("no DWARF variable information: pointers of unknown value may address devices, "
-                           "so their accesses are not cached (as --no-symbolic-cache)")
-    an.warnings.extend(unused)
-    return an
+        return EntryResult(spec, res, time.perf_counter() - te, costs, refinement)
 
 
 def context_names(program: Program, ctx: Context, root: str) -> list[str]:
@@ -301,9 +336,9 @@ def list_loops(elf: str, entries: list[str], annotations: Annotations | None = N
                     continue
                 try:
                     b = bounds.bound(fo, lp, context_names(program, ctx, program.function(s).name), ctx)
-                except WcetError as exc:
-                    if "refuted" in str(exc) or "stale anchor" in str(exc):
-                        raise
+                except AnnotationError:
+                    raise
+                except WcetError:
                     row.unbounded += 1
                     row.kind = "unbounded"
                     continue

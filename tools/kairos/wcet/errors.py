@@ -20,6 +20,17 @@ class WcetError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
+class InfeasiblePath(WcetError):
+    """The path analysis found no path: the entry restrictions or the
+    constraints exclude every one."""
+
+
+class AnnotationError(WcetError):
+    """An annotation that the program contradicts: a stale anchor, or a
+    bound the solver refutes.  Never a reason to treat the loop as merely
+    unbounded."""
+
+
 def report_errors(prog: str, run: Callable[[], int]) -> int:
     """Run a command of the analyser's family (`kairos wcet`, `kairos
     latency`): a WcetError or any other exception becomes one line

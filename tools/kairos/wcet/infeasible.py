@@ -322,14 +322,14 @@ class ProgramFacts:
 # The once scope and the worst path
 # ---------------------------------------------------------------------------
 
-def _loop_blocks(forests: ipet._Forests, f: Function) -> set[int]:
+def _loop_blocks(forests: ipet.GraphCache, f: Function) -> set[int]:
     out: set[int] = set()
     for lp in forests.get(f).loops:
         out |= set(lp.blocks)
     return out
 
 
-def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet._Forests) -> list[bool]:
+def once_nodes(g: ipet.InlinedGraph, program: Program, forests: ipet.GraphCache) -> list[bool]:
     """Per graph node: does it run at most once per entry by structure?"""
     in_loop: dict[tuple, set[int]] = {}
     ctx_once: dict[tuple, bool] = {(): True}
@@ -740,7 +740,7 @@ class FlagFact:
     setters: list[tuple[int, int, int]]   # (function entry, block start, number of stores)
 
 
-def find_flag_facts(program: Program, facts: ProgramFacts, forests: ipet._Forests,
+def find_flag_facts(program: Program, facts: ProgramFacts, forests: ipet.GraphCache,
                     deadline: float) -> list[FlagFact]:
     out: list[FlagFact] = []
     for f in program.functions.values():
@@ -916,7 +916,7 @@ def _item_sources(program: Program, g: ipet.InlinedGraph, items: list[Item], idx
 
 
 def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
-           forests: ipet._Forests, budget: float = DEFAULT_BUDGET,
+           forests: ipet.GraphCache, budget: float = DEFAULT_BUDGET,
            facts: ProgramFacts | None = None) -> tuple[ipet.IpetResult, Refinement]:
     """Solve, find conflicts on the worst path, add them, solve again.
     ``solve(extra)`` runs the ILP with the extra constraint functions."""

@@ -38,7 +38,7 @@ block ending in ``wfi``), ``sink_cost`` charges each path end by the node it
 leaves from, and ``variants`` solves the same ILP several times with some
 edges fixed (``solve_variants``).
 
-Hook for infeasible paths (``infeasible.py``): ``extra_constraints`` is a
+Infeasible paths (``infeasible.py``): ``extra_constraints`` is a
 list of callables ``f(graph: InlinedGraph) -> list[Constraint]`` whose linear
 constraints over edge variables are added to the ILP; see ``Constraint``.
 The result keeps the graph and the solution's edge counts for it.
@@ -59,7 +59,7 @@ import numpy as np
 
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term
-from kairos.wcet.errors import WcetError
+from kairos.wcet.errors import InfeasiblePath, WcetError
 from kairos.wcet.isa import InstrClass
 from kairos.wcet.loops import Loop, LoopForest, find_loops
 
@@ -171,27 +171,40 @@ class IpetResult:
 
 
 ExtraConstraintFn = Callable[[InlinedGraph], list[Constraint]]
-#: Global hook list (e.g. SMT-derived infeasible-path constraints).
-EXTRA_CONSTRAINTS: list[ExtraConstraintFn] = []
 
 
-class _Forests:
+class GraphCache:
+    """What the solves of one analysis share: the loop forest of each
+    function and the inlined graph of each (program view, entry, stops,
+    starts).  Keys hold the objects themselves (identity-hashed, kept alive
+    by the cache), so a key cannot come to name another object."""
+
     def __init__(self) -> None:
-        self._f: dict[int, LoopForest] = {}
-        self.graphs: dict[tuple, "InlinedGraph"] = {}
+        self._forests: dict[Function, LoopForest] = {}
+        self._graphs: dict[tuple, InlinedGraph] = {}
 
     def get(self, f: Function) -> LoopForest:
-        fo = self._f.get(id(f))
-        if fo is None or fo.func is not f:
-            fo = find_loops(f)
-            self._f[id(f)] = fo
+        """The loop forest of ``f``."""
+        fo = self._forests.get(f)
+        if fo is None:
+            fo = self._forests[f] = find_loops(f)
         return fo
+
+    def graph(self, program: Program, entry: str, bounds: BoundAnalysis, stop_at: Iterable[int],
+              starts: list[tuple[Context, int]], stop_blocks: Iterable[int]) -> InlinedGraph:
+        """The inlined graph (``build_graph``), built once per key."""
+        key = (program, bounds, entry, tuple(sorted(set(stop_at))), tuple(starts),
+               tuple(sorted(set(stop_blocks))))
+        g = self._graphs.get(key)
+        if g is None:
+            g = self._graphs[key] = build_graph(program, entry, bounds, stop_at, self, starts, stop_blocks)
+        return g
 
 
 def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: Iterable[int] = (),
-                forests: _Forests | None = None, starts: Iterable[tuple[Context, int]] = (),
+                forests: GraphCache | None = None, starts: Iterable[tuple[Context, int]] = (),
                 stop_blocks: Iterable[int] = ()) -> InlinedGraph:
-    forests = forests or _Forests()
+    forests = forests or GraphCache()
     stop = set(stop_at)
     stop_blk = set(stop_blocks)
     g = InlinedGraph()
@@ -291,7 +304,7 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
     return g
 
 
-def _add_start(g: InlinedGraph, forests: _Forests, ctx: Context, block: int) -> None:
+def _add_start(g: InlinedGraph, forests: GraphCache, ctx: Context, block: int) -> None:
     """A source edge into (ctx, block), with the loop instances around it and
     the shared contexts above it: the loops of its function that hold the
     block, then, caller by caller, those holding the call block (every
@@ -323,7 +336,7 @@ def _add_start(g: InlinedGraph, forests: _Forests, ctx: Context, block: int) -> 
 
 def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
           loop_penalty: LoopPenaltyFn | None = None, stop_at: Iterable[int] = (),
-          extra_constraints: Iterable[ExtraConstraintFn] = (), forests: _Forests | None = None,
+          extra_constraints: Iterable[ExtraConstraintFn] = (), forests: GraphCache | None = None,
           time_limit: float = 300.0, starts: Iterable[tuple[Context, int]] = (),
           stop_blocks: Iterable[int] = (), sink_cost: Callable[[Node], int] | None = None) -> IpetResult:
     return solve_variants(program, entry, bounds, cost, loop_penalty, stop_at, extra_constraints, forests,
@@ -332,7 +345,7 @@ def solve(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
 
 def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: CostFn,
                    loop_penalty: LoopPenaltyFn | None = None, stop_at: Iterable[int] = (),
-                   extra_constraints: Iterable[ExtraConstraintFn] = (), forests: _Forests | None = None,
+                   extra_constraints: Iterable[ExtraConstraintFn] = (), forests: GraphCache | None = None,
                    time_limit: float = 300.0, starts: Iterable[tuple[Context, int]] = (),
                    stop_blocks: Iterable[int] = (), sink_cost: Callable[[Node], int] | None = None,
                    variants: list[dict[int, float]] = ({},),
@@ -341,23 +354,53 @@ def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: Co
     """``solve`` once per variant: a variant maps edge indices to an upper
     bound (0 removes the edge, e.g. every source edge but one), on one ILP
     built once.  ``graph_ready(graph)``, if given, returns the variants
-    instead (edge indices are known only once the graph is built)."""
-    import highspy
+    instead (edge indices are known only once the graph is built).
 
+    Stages: graph (cached) -> objective -> rows -> HiGHS model -> per
+    variant, solve and read the result (``_run_one``)."""
     t0 = time.perf_counter()
-    forests = forests or _Forests()
-    starts = list(starts)
-    gkey = (entry, tuple(sorted(set(stop_at))), id(bounds), id(program), tuple(starts),
-            tuple(sorted(set(stop_blocks))))
-    g = forests.graphs.get(gkey)
-    if g is None:
-        g = build_graph(program, entry, bounds, stop_at, forests, starts, stop_blocks)
-        forests.graphs[gkey] = g
+    forests = forests or GraphCache()
+    g = forests.graph(program, entry, bounds, stop_at, list(starts), stop_blocks)
     if graph_ready is not None:
         variants = graph_ready(g)
     t_graph = time.perf_counter() - t0
-    n_nodes = len(g.nodes)
-    n_edges = len(g.edges)
+    obj = _objective(g, cost, loop_penalty, sink_cost)
+    rows = _rows(g, extra_constraints)
+    h = _highs(obj.col_cost, rows, time_limit)
+    results: list[IpetResult] = []
+    fixed: dict[int, float] = {}
+    for variant in variants:
+        for e in fixed:
+            if e not in variant:
+                h.changeColBounds(e, 0.0, INF)
+        for e, hi in variant.items():
+            h.changeColBounds(e, 0.0, float(hi))
+        fixed = dict(variant)
+        results.append(_run_one(h, g, entry, obj, t_graph, len(rows.lo)))
+    return results
+
+
+INF = float("inf")      # the value of highspy.kHighsInf
+
+
+@dataclass
+class _Objective:
+    """Cycles per unit of each edge variable, and their parts: the cost of
+    each node (carried by its in-edges), the path-end costs on sink edges,
+    the first-miss penalties on loop entry and start edges."""
+
+    node_cost: np.ndarray
+    col_cost: np.ndarray
+    in_edges: list[list[int]]
+    sink_edges: list[int]
+    end_cost: np.ndarray
+    penalties: list[tuple[LoopInstance, int]]
+    start_pen: np.ndarray
+
+
+def _objective(g: InlinedGraph, cost: CostFn, loop_penalty: LoopPenaltyFn | None,
+               sink_cost: Callable[[Node], int] | None) -> _Objective:
+    n_nodes, n_edges = len(g.nodes), len(g.edges)
     node_cost = np.zeros(n_nodes)
     for i, nd in enumerate(g.nodes):
         if nd.block is not None:
@@ -366,18 +409,13 @@ def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: Co
                 raise WcetError(f"negative cost for block {nd.block.start:#x}")
             node_cost[i] = c
     in_edges: list[list[int]] = [[] for _ in range(n_nodes)]
-    out_edges: list[list[int]] = [[] for _ in range(n_nodes)]
-    src_edges, sink_edges = [], []
+    sink_edges = []
     for e, (a, b) in enumerate(g.edges):
-        if a == SOURCE:
-            src_edges.append(e)
-        else:
-            out_edges[a].append(e)
         if b == SINK:
             sink_edges.append(e)
         else:
             in_edges[b].append(e)
-    # objective on edges: each edge carries the cost of its destination
+    # each edge carries the cost of its destination
     col_cost = np.zeros(n_edges)
     for e, (a, b) in enumerate(g.edges):
         if b >= 0:
@@ -401,45 +439,83 @@ def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: Co
         for se, inside in zip(g.start_edges, g.start_loops):
             start_pen[se] = sum(pen_of[i] for i in inside)
         col_cost += start_pen
-    rows_start = [0]
-    rows_index: list[int] = []
-    rows_value: list[float] = []
-    row_lo: list[float] = []
-    row_hi: list[float] = []
+    return _Objective(node_cost, col_cost, in_edges, sink_edges, end_cost, penalties, start_pen)
 
-    def add_row(terms: list[tuple[int, float]], lo: float, hi: float) -> None:
+
+class _Rows:
+    """The ILP's constraint rows, row-wise sparse: ``lo <= sum(value *
+    edge) <= hi`` for the edges ``index[start[r]:start[r + 1]]``."""
+
+    def __init__(self) -> None:
+        self.start = [0]
+        self.index: list[int] = []
+        self.value: list[float] = []
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+
+    def add(self, terms: list[tuple[int, float]], lo: float, hi: float) -> None:
         merged: dict[int, float] = {}
         for e, c in terms:
             merged[e] = merged.get(e, 0.0) + c
         for e, c in merged.items():
             if c:
-                rows_index.append(e)
-                rows_value.append(c)
-        rows_start.append(len(rows_index))
-        row_lo.append(lo)
-        row_hi.append(hi)
+                self.index.append(e)
+                self.value.append(c)
+        self.start.append(len(self.index))
+        self.lo.append(lo)
+        self.hi.append(hi)
 
-    for i in range(n_nodes):
-        add_row([(e, 1.0) for e in in_edges[i]] + [(e, -1.0) for e in out_edges[i]], 0.0, 0.0)
-    add_row([(e, 1.0) for e in src_edges], 1.0, 1.0)
-    by_loop = {(li.ctx, li.loop.header): li for li in g.loops}
+
+def _rows(g: InlinedGraph, extra_constraints: Iterable[ExtraConstraintFn]) -> _Rows:
+    """Flow conservation, one execution, loop bounds, call/return balance
+    and the extra constraints (module docstring)."""
+    rows = _Rows()
+    in_edges: list[list[int]] = [[] for _ in g.nodes]
+    out_edges: list[list[int]] = [[] for _ in g.nodes]
+    src_edges = []
+    for e, (a, b) in enumerate(g.edges):
+        if a == SOURCE:
+            src_edges.append(e)
+        else:
+            out_edges[a].append(e)
+        if b != SINK:
+            in_edges[b].append(e)
+    for i in range(len(g.nodes)):
+        rows.add([(e, 1.0) for e in in_edges[i]] + [(e, -1.0) for e in out_edges[i]], 0.0, 0.0)
+    rows.add([(e, 1.0) for e in src_edges], 1.0, 1.0)
+    _loop_rows(g, rows)
+    _balance_rows(g, rows)
+    for fn in extra_constraints:
+        for c in fn(g):
+            rows.add(c.terms, c.rhs if c.equal else -INF, c.rhs)
+    return rows
+
+
+def _loop_rows(g: InlinedGraph, rows: _Rows) -> None:
+    """Back edges <= (bound - 1) * entries, per loop instance; and the total
+    of a triangular nest per entry of its enclosing loop."""
+    by_loop = {(li.ctx, li.loop.header): i for i, li in enumerate(g.loops)}
     # a start inside a loop instance is one more entry into it (see _add_start)
     starts_in: dict[int, list[int]] = {}
     for se, inside in zip(g.start_edges, g.start_loops):
         for i in inside:
-            starts_in.setdefault(id(g.loops[i]), []).append(se)
-    for li in g.loops:
-        resumed = starts_in.get(id(li), [])
+            starts_in.setdefault(i, []).append(se)
+    for i, li in enumerate(g.loops):
+        resumed = starts_in.get(i, [])
         terms = [(e, 1.0) for e in li.back_edges] + [(e, -(li.bound - 1.0)) for e in li.entry_edges + resumed]
-        add_row(terms, -highspy.kHighsInf, 0.0)
+        rows.add(terms, -INF, 0.0)
         parent = li.loop.parent
         if li.total is not None and parent is not None and (li.ctx, parent.header) in by_loop:
             # triangular nests: header executions per entry of the enclosing loop
-            pli = by_loop[(li.ctx, parent.header)]
+            p = by_loop[(li.ctx, parent.header)]
             terms = [(e, 1.0) for e in li.back_edges + li.entry_edges] + \
-                    [(e, -float(li.total)) for e in pli.entry_edges + starts_in.get(id(pli), [])]
-            add_row(terms, -highspy.kHighsInf, 0.0)
-    # a start below a shared context may return once to any of its call sites
+                    [(e, -float(li.total)) for e in g.loops[p].entry_edges + starts_in.get(p, [])]
+            rows.add(terms, -INF, 0.0)
+
+
+def _balance_rows(g: InlinedGraph, rows: _Rows) -> None:
+    """A shared callee context returns as often as it is called from each
+    call site; a start below it may return once to any of its call sites."""
     below: dict[Context, list[int]] = {}
     for se, shared in zip(g.start_edges, g.start_shared):
         for c in shared:
@@ -449,29 +525,33 @@ def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: Co
         slack = below.get(cctx, [])
         terms = [(ce, 1.0)] + [(e, -1.0) for e in rets]
         if not slack:
-            add_row(terms, 0.0, 0.0)
+            rows.add(terms, 0.0, 0.0)
             continue
-        add_row(terms + [(se, 1.0) for se in slack], 0.0, highspy.kHighsInf)   # returns - calls <= starts
-        add_row(terms, -highspy.kHighsInf, 0.0)                                  # returns - calls >= 0
+        rows.add(terms + [(se, 1.0) for se in slack], 0.0, INF)   # returns - calls <= starts
+        rows.add(terms, -INF, 0.0)                                  # returns - calls >= 0
         unmatched.setdefault(cctx, []).extend((e, -c) for e, c in terms)
     for cctx, terms in unmatched.items():
-        add_row(terms + [(se, -1.0) for se in below[cctx]], -highspy.kHighsInf, 0.0)
-    for fn in list(extra_constraints) + EXTRA_CONSTRAINTS:
-        for c in fn(g):
-            add_row(c.terms, c.rhs if c.equal else -highspy.kHighsInf, c.rhs)
+        rows.add(terms + [(se, -1.0) for se in below[cctx]], -INF, 0.0)
 
+
+def _highs(col_cost: np.ndarray, rows: _Rows, time_limit: float):
+    """The integer program (maximise ``col_cost``, non-negative integer
+    edge counts) loaded into a HiGHS instance."""
+    import highspy
+
+    n_edges = len(col_cost)
     lp = highspy.HighsLp()
     lp.num_col_ = n_edges
-    lp.num_row_ = len(row_lo)
+    lp.num_row_ = len(rows.lo)
     lp.col_cost_ = col_cost
     lp.col_lower_ = np.zeros(n_edges)
     lp.col_upper_ = np.full(n_edges, highspy.kHighsInf)
-    lp.row_lower_ = np.array(row_lo, dtype=float)
-    lp.row_upper_ = np.array(row_hi, dtype=float)
+    lp.row_lower_ = np.array(rows.lo, dtype=float)
+    lp.row_upper_ = np.array(rows.hi, dtype=float)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(rows_start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(rows_index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(rows_value, dtype=float)
+    lp.a_matrix_.start_ = np.array(rows.start, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(rows.index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(rows.value, dtype=float)
     lp.sense_ = highspy.ObjSense.kMaximize
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n_edges
     h = highspy.Highs()
@@ -479,25 +559,15 @@ def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: Co
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", 0.0)
     h.passModel(lp)
-    results: list[IpetResult] = []
-    fixed: dict[int, float] = {}
-    for variant in variants:
-        for e in fixed:
-            if e not in variant:
-                h.changeColBounds(e, 0.0, highspy.kHighsInf)
-        for e, hi in variant.items():
-            h.changeColBounds(e, 0.0, float(hi))
-        fixed = dict(variant)
-        results.append(_run_one(h, g, entry, in_edges, node_cost, penalties, end_cost, start_pen,
-                                sink_edges, t_graph, len(row_lo)))
-    return results
+    return h
 
 
-def _run_one(h, g: InlinedGraph, entry: str, in_edges: list[list[int]], node_cost: np.ndarray,
-             penalties: list[tuple[LoopInstance, int]], end_cost: np.ndarray, start_pen: np.ndarray,
-             sink_edges: list[int], t_graph: float, n_rows: int) -> IpetResult:
+def _run_one(h, g: InlinedGraph, entry: str, obj: _Objective, t_graph: float, n_rows: int) -> IpetResult:
+    """Solve the loaded ILP and read the bound, counts and path from it."""
     import highspy
 
+    in_edges, node_cost, penalties = obj.in_edges, obj.node_cost, obj.penalties
+    end_cost, start_pen, sink_edges = obj.end_cost, obj.start_pen, obj.sink_edges
     n_nodes = len(g.nodes)
     n_edges = len(g.edges)
     t1 = time.perf_counter()
@@ -507,7 +577,8 @@ def _run_one(h, g: InlinedGraph, entry: str, in_edges: list[list[int]], node_cos
     if status == highspy.HighsModelStatus.kUnbounded or status == highspy.HighsModelStatus.kUnboundedOrInfeasible:
         raise WcetError(f"path analysis of {entry} is unbounded: a cycle without a loop bound")
     if status == highspy.HighsModelStatus.kInfeasible:
-        raise WcetError(f"no feasible path from {entry}: the entry restrictions or constraints exclude every path")
+        raise InfeasiblePath(f"no feasible path from {entry}: the entry restrictions or constraints exclude every "
+                             f"path")
     if status != highspy.HighsModelStatus.kOptimal:
         raise WcetError(f"path analysis of {entry} failed: HiGHS status {h.modelStatusToString(status)}")
     x = np.rint(np.array(h.getSolution().col_value)).astype(np.int64)

@@ -63,11 +63,7 @@ from kairos.wcet.model import CacheLevel, ProcessorModel
 from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, PipeState, Residual,
                                   join_residual, step)
 
-__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification", "SUPPORTS_CONTEXT_POLICY"]
-
-#: Callee contexts are derived with ``Program.callee_context`` and shared
-#: contexts (several callers) are handled: see ``compute_persistence``.
-SUPPORTS_CONTEXT_POLICY = True
+__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification"]
 
 #: A loop instance: (context, header block).
 LoopKey = tuple[Context, int]
