@@ -398,6 +398,24 @@ class _Objective:
     start_pen: np.ndarray
 
 
+def _incidence(g: InlinedGraph) -> tuple[list[int], list[int], list[list[int]], list[list[int]]]:
+    """The source edges, the sink edges, and per node its in- and out-edges."""
+    src_edges: list[int] = []
+    sink_edges: list[int] = []
+    in_edges: list[list[int]] = [[] for _ in g.nodes]
+    out_edges: list[list[int]] = [[] for _ in g.nodes]
+    for e, (a, b) in enumerate(g.edges):
+        if a == SOURCE:
+            src_edges.append(e)
+        else:
+            out_edges[a].append(e)
+        if b == SINK:
+            sink_edges.append(e)
+        else:
+            in_edges[b].append(e)
+    return src_edges, sink_edges, in_edges, out_edges
+
+
 def _objective(g: InlinedGraph, cost: CostFn, loop_penalty: LoopPenaltyFn | None,
                sink_cost: Callable[[Node], int] | None) -> _Objective:
     n_nodes, n_edges = len(g.nodes), len(g.edges)
@@ -408,13 +426,7 @@ def _objective(g: InlinedGraph, cost: CostFn, loop_penalty: LoopPenaltyFn | None
             if c < 0:
                 raise WcetError(f"negative cost for block {nd.block.start:#x}")
             node_cost[i] = c
-    in_edges: list[list[int]] = [[] for _ in range(n_nodes)]
-    sink_edges = []
-    for e, (a, b) in enumerate(g.edges):
-        if b == SINK:
-            sink_edges.append(e)
-        else:
-            in_edges[b].append(e)
+    _, sink_edges, in_edges, _ = _incidence(g)
     # each edge carries the cost of its destination
     col_cost = np.zeros(n_edges)
     for e, (a, b) in enumerate(g.edges):
@@ -470,16 +482,7 @@ def _rows(g: InlinedGraph, extra_constraints: Iterable[ExtraConstraintFn]) -> _R
     """Flow conservation, one execution, loop bounds, call/return balance
     and the extra constraints (module docstring)."""
     rows = _Rows()
-    in_edges: list[list[int]] = [[] for _ in g.nodes]
-    out_edges: list[list[int]] = [[] for _ in g.nodes]
-    src_edges = []
-    for e, (a, b) in enumerate(g.edges):
-        if a == SOURCE:
-            src_edges.append(e)
-        else:
-            out_edges[a].append(e)
-        if b != SINK:
-            in_edges[b].append(e)
+    src_edges, _, in_edges, out_edges = _incidence(g)
     for i in range(len(g.nodes)):
         rows.add([(e, 1.0) for e in in_edges[i]] + [(e, -1.0) for e in out_edges[i]], 0.0, 0.0)
     rows.add([(e, 1.0) for e in src_edges], 1.0, 1.0)
