@@ -51,15 +51,9 @@ static word_t copy_mrs(struct tcb *from, struct tcb *to, word_t n)
     if (!sb || !rb)
         return i;
     for (; i < n; i++)
-        rb[1 + i] = sb[1 + i];
+        rb[BUF_MSG + i] = sb[BUF_MSG + i];
     return n;
 }
-
-/* IPC buffer words (abi.h): caps_or_badges[3], then the receive path. */
-#define BUF_CAPS 122
-#define BUF_RECEIVE_CNODE 125
-#define BUF_RECEIVE_INDEX 126
-#define BUF_RECEIVE_DEPTH 127
 
 /* seL4's getReceiveSlots: the empty slot the receiver named in its IPC
  * buffer (receiveCNode looked up at 64 bits, then receiveIndex at
