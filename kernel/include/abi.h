@@ -26,6 +26,10 @@ enum syscall_number {
     SYS_DEBUG_SNAPSHOT = -16,
     SYS_DEBUG_NAME_THREAD = -17,
     SYS_DEBUG_SEND_IPI = -18,
+    /* Kairos's own debug calls (debug builds; docs/kernel.md "Debug system
+     * calls"), below seL4's range. */
+    SYS_KAIROS_DEBUG_COUNTER = -100,  /* a0 = counter id, returns its value */
+    SYS_KAIROS_DEBUG_FASTPATH = -101, /* a0 = 1 on, 0 off; returns the previous setting */
 };
 
 /* seL4_Error. */

@@ -44,7 +44,6 @@ enum debug_counter {
     NUM_DEBUG_COUNTERS,
 };
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];
-#define SYS_KAIROS_DEBUG_COUNTER (-100)
 
 /* Kernel-entry length measurement (check flavour): instret is stamped at
  * entry, at every preemption point and at exit; time in the invariant checker
