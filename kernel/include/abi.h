@@ -1,10 +1,12 @@
 /* The seL4 MCS riscv64 user ABI as seen from inside the kernel: the numbers user
- * programs depend on (shared/abi/). Kernel-side names; the user library has its
+ * programs depend on (libsel4's generated headers for an MCS, non-SMP riscv64
+ * build). Kernel-side names; the user library has its
  * own header with seL4's names. */
 #ifndef KAIROS_ABI_H
 #define KAIROS_ABI_H
 
 #include <types.h>
+#include <uapi/kairos/debug_calls.h>
 
 /* System calls (a7). */
 enum syscall_number {
@@ -26,10 +28,9 @@ enum syscall_number {
     SYS_DEBUG_SNAPSHOT = -16,
     SYS_DEBUG_NAME_THREAD = -17,
     SYS_DEBUG_SEND_IPI = -18,
-    /* Kairos's own debug calls (debug builds; docs/kernel.md "Debug system
-     * calls"), below seL4's range. */
-    SYS_KAIROS_DEBUG_COUNTER = -100,  /* a0 = counter id, returns its value */
-    SYS_KAIROS_DEBUG_FASTPATH = -101, /* a0 = 1 on, 0 off; returns the previous setting */
+    /* Kairos's own debug calls (uapi/kairos/debug_calls.h). */
+    SYS_KAIROS_DEBUG_COUNTER = KAIROS_SYS_DEBUG_COUNTER,
+    SYS_KAIROS_DEBUG_FASTPATH = KAIROS_SYS_DEBUG_FASTPATH,
 };
 
 /* seL4_Error. */

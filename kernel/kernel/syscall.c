@@ -117,7 +117,7 @@ static bool invoke_object(struct invocation *inv, unsigned flags)
     if (unlikely(err.code == ERR_PREEMPTED)) {
         /* Re-execute the ecall once the pending interrupt has been handled. */
         t->ctx.pc = t->ctx.fault_ip;
-        debug_counters[COUNTER_PREEMPTION_RESTARTS]++;
+        debug_counters[KAIROS_COUNTER_PREEMPTION_RESTARTS]++;
         handle_pending_interrupts();
         return false;
     }
