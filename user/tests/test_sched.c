@@ -686,11 +686,11 @@ KTEST(sched, release_loop_stopped_at_a_preemption_point_goes_on_in_order)
     uint64_t period_us[S_MAX];
     for (int i = 0; i < S_MAX; i++)
         period_us[i] = 20000;
-    seL4_Word stopped = kairos_debug_counter(COUNTER_RELEASE_STOPPED);
+    seL4_Word stopped = kairos_debug_counter(KAIROS_COUNTER_RELEASE_STOPPED);
     bool complete;
     seL4_Word logged = ro_run(S_MAX, period_us, 30000, 16, &complete);
     KASSERT_MSG(logged >= 2 * S_MAX, "only %lu jobs", (unsigned long)logged);
-    stopped = kairos_debug_counter(COUNTER_RELEASE_STOPPED) - stopped;
+    stopped = kairos_debug_counter(KAIROS_COUNTER_RELEASE_STOPPED) - stopped;
     printf("ktest: sched/release_loop_stopped: %lu stops with threads still due\n", (unsigned long)stopped);
     if (!exact_time())
         return;

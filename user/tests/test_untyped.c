@@ -979,7 +979,7 @@ KTEST(untyped, retype_preempted_part_way_finishes_in_place)
     bool forced = kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v));
     seL4_CPtr ut = carve(21);
     seL4_CPtr s = alloc_slots(257);
-    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     for (int round = 0; round < 2; round++) {
         EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s, 256));
         seL4_Word base = frame_paddr(s);
@@ -997,7 +997,7 @@ KTEST(untyped, retype_preempted_part_way_finishes_in_place)
         for (seL4_Word i = 0; i < 257; i++)
             KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_NULL);
     }
-    seL4_Word restarts = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS) - before;
+    seL4_Word restarts = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS) - before;
     printf("ktest: untyped/retype_preempted_part_way: %lu restarts\n", (unsigned long)restarts);
     if (forced)
         KASSERT_MSG(restarts >= 100, "only %lu restarts under preempt=force", (unsigned long)restarts);
