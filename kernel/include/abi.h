@@ -1,10 +1,12 @@
 /* The seL4 MCS riscv64 user ABI as seen from inside the kernel: the numbers user
- * programs depend on (shared/abi/). Kernel-side names; the user library has its
+ * programs depend on (libsel4's generated headers for an MCS, non-SMP riscv64
+ * build). Kernel-side names; the user library has its
  * own header with seL4's names. */
 #ifndef KAIROS_ABI_H
 #define KAIROS_ABI_H
 
 #include <types.h>
+#include <uapi/kairos/debug_calls.h>
 
 /* System calls (a7). */
 enum syscall_number {
@@ -26,6 +28,9 @@ enum syscall_number {
     SYS_DEBUG_SNAPSHOT = -16,
     SYS_DEBUG_NAME_THREAD = -17,
     SYS_DEBUG_SEND_IPI = -18,
+    /* Kairos's own debug calls (uapi/kairos/debug_calls.h). */
+    SYS_KAIROS_DEBUG_COUNTER = KAIROS_SYS_DEBUG_COUNTER,
+    SYS_KAIROS_DEBUG_FASTPATH = KAIROS_SYS_DEBUG_FASTPATH,
 };
 
 /* seL4_Error. */
@@ -176,5 +181,25 @@ struct ipc_buffer {
     word_t receive_depth;
 };
 _Static_assert(sizeof(struct ipc_buffer) == 1024, "seL4_IPCBuffer is 1024 bytes");
+
+/* The same layout as word offsets, for code that indexes the buffer as an
+ * array of words (the kernel maps it as one): the only place they are
+ * spelled. */
+#define BUF_MSG 1             /* msg[0] */
+#define BUF_CAPS 122          /* caps_or_badges[0] */
+#define BUF_RECEIVE_CNODE 125
+#define BUF_RECEIVE_INDEX 126
+#define BUF_RECEIVE_DEPTH 127
+#define BUF_WORDS 128
+_Static_assert(__builtin_offsetof(struct ipc_buffer, msg) == BUF_MSG * sizeof(word_t), "msg at word 1");
+_Static_assert(__builtin_offsetof(struct ipc_buffer, caps_or_badges) == BUF_CAPS * sizeof(word_t),
+               "caps_or_badges at word 122");
+_Static_assert(__builtin_offsetof(struct ipc_buffer, receive_cnode) == BUF_RECEIVE_CNODE * sizeof(word_t),
+               "receiveCNode at word 125");
+_Static_assert(__builtin_offsetof(struct ipc_buffer, receive_index) == BUF_RECEIVE_INDEX * sizeof(word_t),
+               "receiveIndex at word 126");
+_Static_assert(__builtin_offsetof(struct ipc_buffer, receive_depth) == BUF_RECEIVE_DEPTH * sizeof(word_t),
+               "receiveDepth at word 127");
+_Static_assert(sizeof(struct ipc_buffer) == BUF_WORDS * sizeof(word_t), "128 words");
 
 #endif

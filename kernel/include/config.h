@@ -1,7 +1,7 @@
 /* Build-time configuration. The flavour (debug, check, release) is chosen by the
  * top-level Makefile, which defines exactly one of KAIROS_FLAVOUR_*; everything
  * else here follows from it and from the seL4 MCS riscv64 configuration whose
- * ABI Kairos implements (shared/abi/constants.txt). */
+ * ABI Kairos implements (seL4's default MCS riscv64 configuration). */
 #ifndef KAIROS_CONFIG_H
 #define KAIROS_CONFIG_H
 

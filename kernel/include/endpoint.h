@@ -1,6 +1,6 @@
 /* Synchronous IPC: endpoints (kernel/object/endpoint.c) and reply objects
- * (kernel/object/reply.c), with seL4 MCS semantics (shared/abi/behaviour.md
- * c.1, c.4, c.5, h, k; mcs-kernel.md §1.4, §3.1, §4.1, §4.2):
+ * (kernel/object/reply.c), with seL4 MCS semantics (the seL4 reference manual, "IPC"; Lyons et al.,
+ * EuroSys 2018; docs/ipc.md):
  *  - An endpoint queues senders or receivers, by priority, FIFO among
  *    equals (queue.h). A send meets the first receiver, or blocks (Send,
  *    Call) or is dropped (NBSend, send phases); a receive takes the first
@@ -61,6 +61,21 @@ const char *ipc_invariant_violation(cap_t c);
 
 /* ---- reply objects (reply.c) ---- */
 
+/* Push r on sc's call stack (sc->reply is the newest call's reply, whose
+ * head_sc is sc): the reply that will return sc. reply_push and the
+ * fastpath's Call both do it. */
+static inline void reply_stack_push(struct sched_context *sc, struct reply *r)
+{
+    struct reply *old = (struct reply *)sc->reply;
+    r->prev = old;
+    r->next = NULL;
+    if (old) {
+        old->next = r;
+        old->head_sc = NULL;
+    }
+    r->head_sc = sc;
+    sc->reply = r;
+}
 /* caller blocks on r for a reply from callee; with can_donate, a callee
  * without an SC is lent caller's, recorded on the SC's call stack. */
 void reply_push(struct tcb *caller, struct tcb *callee, struct reply *r, bool can_donate);

@@ -9,7 +9,6 @@
  * the kernel's boot arguments turns it off) and, in debug builds, by the
  * Kairos-specific system call SYS_KAIROS_DEBUG_FASTPATH. */
 extern bool fastpath_enabled;
-#define SYS_KAIROS_DEBUG_FASTPATH (-101)
 
 void fastpath_init(bool enabled);
 /* Entry points from trap.S; both fall back to handle_syscall. */

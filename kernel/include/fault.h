@@ -1,4 +1,4 @@
-/* Faults a thread can raise, as seL4 describes them (shared/abi/faults.txt). */
+/* Faults a thread can raise, as seL4 describes them (libsel4's sel4/faults.h and the seL4 reference manual, "Faults"). */
 #ifndef KAIROS_FAULT_H
 #define KAIROS_FAULT_H
 

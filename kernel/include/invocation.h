@@ -1,14 +1,26 @@
-/* Invocations: a Call, Send or NBSend on an object capability. Each object's
- * decoder validates everything and changes nothing; only when decoding
- * succeeds does its perform step run, and that step cannot fail. */
+/* Invocations: a Call, Send or NBSend on an object capability.
+ *
+ * Every invocation is two steps, as in seL4 (decodeX, then invokeX):
+ *  - decode_X validates the whole invocation in seL4's order and fills a
+ *    small struct with what the second step needs; it changes no kernel
+ *    state (it may only build the error: syscall_error_words);
+ *  - perform_X does the work and cannot fail, except where its comment
+ *    says it can stop at a preemption point (ERR_PREEMPTED), leaving the
+ *    objects consistent for the restarted call.
+ * The entry point of each object type, invoke_X, runs the two in order: a
+ * bad invocation is harmless by construction. tests/test_decode_pure.py
+ * calls the decoders on random invocations and checks that kernel memory
+ * is unchanged afterwards. */
 #ifndef KAIROS_INVOCATION_H
 #define KAIROS_INVOCATION_H
 
 #include <abi.h>
 #include <cspace.h>
+#include <message.h>
 #include <object.h>
 
-/* Invocation labels (shared/abi/invocations.md). */
+/* Invocation labels: seL4 MCS riscv64 numbering (libsel4's generated
+ * invocation enum for an MCS, non-SMP riscv64 build). */
 enum invocation_label {
     INV_UNTYPED_RETYPE = 1,
     INV_TCB_READ_REGISTERS = 2,
@@ -112,44 +124,26 @@ static inline struct syscall_error range_error(word_t min, word_t max)
     return e;
 }
 
-/* The kernel address of t's IPC buffer, or NULL if it has none (no frame
- * cap in its buffer slot, or address 0). */
-static inline word_t *ipc_buffer_kptr(struct tcb *t)
-{
-    cap_t c = t->slots[TCB_SLOT_IPC_BUFFER].cap;
-    if (cap_type(c) != CAP_FRAME || t->ipc_buffer == 0)
-        return NULL;
-    word_t size_bits = 12 + 9 * cap_frame_size(c);
-    return (word_t *)paddr_to_kptr(cap_obj(c) + (t->ipc_buffer & MASK(size_bits)));
-}
-word_t get_mr_from_buffer(struct tcb *t, word_t i);
-/* Message word i: the first NUM_MSG_REGISTERS travel in a2-a5, the rest in
- * the IPC buffer (0 without one). Inline: decoders read their few register
- * words on every invocation. */
-static inline word_t get_mr(struct tcb *t, word_t i)
-{
-    if (i < NUM_MSG_REGISTERS)
-        return t->ctx.x[REG_A2 + i];
-    return get_mr_from_buffer(t, i);
-}
-void set_mr(struct tcb *t, word_t i, word_t v);
-/* Reply to an invocation: label 0 and n return words already set by set_mr. */
-void reply_success(struct tcb *t, word_t n);
+/* Reply to an invocation with error e: its words (syscall_error_words)
+ * become the message words (message.c). */
 void reply_error(struct tcb *t, struct syscall_error e);
 
 static inline struct syscall_error preempted(void) { struct syscall_error e = {ERR_PREEMPTED}; return e; }
 
-/* Decoders, one per object type (in kernel/object/ and arch/riscv/object/).
- * Each validates the whole invocation in seL4's order
- * (shared/abi/errors-by-invocation.md) before changing anything. */
-struct syscall_error decode_cnode_invocation(struct invocation *inv);
+/* The invocations of each object type (kernel/object/): decode, then
+ * perform. Each validates in seL4's order (seL4's decode functions for the
+ * object, src/object/ and src/arch/riscv/object/), before changing
+ * anything. Untyped_Retype keeps the older name decode_untyped_invocation
+ * for its decode-then-perform entry (its decode and perform steps are
+ * split inside untyped.c). */
+struct syscall_error invoke_cnode(struct invocation *inv);
 struct syscall_error decode_untyped_invocation(struct invocation *inv);
-struct syscall_error decode_tcb_invocation(struct invocation *inv);
-struct syscall_error decode_sched_control_invocation(struct invocation *inv);
-struct syscall_error decode_sched_context_invocation(struct invocation *inv);
-struct syscall_error decode_domain_invocation(struct invocation *inv);
-struct syscall_error decode_irq_control_invocation(struct invocation *inv);
-struct syscall_error decode_irq_handler_invocation(struct invocation *inv);
+struct syscall_error invoke_tcb(struct invocation *inv);
+struct syscall_error invoke_sched_control(struct invocation *inv);
+struct syscall_error invoke_sched_context(struct invocation *inv);
+struct syscall_error invoke_domain(struct invocation *inv);
+struct syscall_error invoke_irq_control(struct invocation *inv);
+struct syscall_error invoke_irq_handler(struct invocation *inv);
 
 /* Report a lookup failure as seL4's FailedLookup error (MR0 = source flag). */
 struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f);

@@ -9,6 +9,7 @@
 
 #include <config.h>
 #include <types.h>
+#include <uapi/kairos/debug_calls.h>
 
 bool preemption_point(void);
 
@@ -28,33 +29,20 @@ extern bool preemption_forced;
 bool preemption_point_unforced(void);
 
 /* Debug counters, readable from user mode in debug builds through the
- * Kairos-specific system call SYS_KAIROS_DEBUG_COUNTER (docs/kernel.md). */
-enum debug_counter {
-    COUNTER_PREEMPTION_RESTARTS = 0,
-    COUNTER_KERNEL_ENTRIES = 1,
-    COUNTER_LONGEST_ENTRY_INSTRET = 2,
-    COUNTER_LONGEST_ENTRY_SYSCALL = 3,
-    COUNTER_INVARIANT_CHECKS = 4,
-    COUNTER_LONGEST_WHOLE_ENTRY = 5,
-    COUNTER_LONGEST_ENTRY_LABEL = 6, /* message label (a1 >> 12) of that system call */
-    COUNTER_FASTPATH_CALL = 7,       /* Calls done by the fastpath (debug builds) */
-    COUNTER_FASTPATH_REPLY_RECV = 8, /* ReplyRecvs done by the fastpath (debug builds) */
-    COUNTER_RELEASE_BATCH_MAX = 9,   /* most threads released by one release_ready_threads (debug builds) */
-    COUNTER_RELEASE_STOPPED = 10,    /* releases left for the next entry at a preemption point (debug builds) */
-    NUM_DEBUG_COUNTERS,
-};
+ * Kairos-specific system call SYS_KAIROS_DEBUG_COUNTER (docs/kernel.md);
+ * the ids are uapi/kairos/debug_calls.h's. */
+#define NUM_DEBUG_COUNTERS KAIROS_NUM_ENTRY_COUNTERS /* ids 0-10: KAIROS_COUNTER_* */
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];
-#define SYS_KAIROS_DEBUG_COUNTER (-100)
 
 /* Kernel-entry length measurement (check flavour): instret is stamped at
  * entry, at every preemption point and at exit; time in the invariant checker
  * is left out (idling is not kernel time: the idle thread waits outside the
- * kernel). COUNTER_LONGEST_ENTRY_INSTRET keeps the
+ * kernel). KAIROS_COUNTER_LONGEST_ENTRY_INSTRET keeps the
  * longest stretch with no chance to take an interrupt (entry to first
  * preemption point, between points, last point to exit): the non-preemptible
- * length that bounds interrupt latency. COUNTER_LONGEST_ENTRY_SYSCALL is the
+ * length that bounds interrupt latency. KAIROS_COUNTER_LONGEST_ENTRY_SYSCALL is the
  * system call of that entry (0 for an exception or interrupt).
- * COUNTER_LONGEST_WHOLE_ENTRY is the longest entry from ecall to sret, which
+ * KAIROS_COUNTER_LONGEST_WHOLE_ENTRY is the longest entry from ecall to sret, which
  * for a preemptible operation lasts until an interrupt arrives. */
 #if CONFIG_INVARIANT_CHECKS
 void entry_stamp_begin(word_t syscall, word_t label);

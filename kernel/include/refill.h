@@ -1,6 +1,6 @@
 /* Refills: the sporadic-server replenishment logic of a scheduling context
- * (Lyons' MCS model; shared/notes/mcs-kernel.md §5 with the §8 corrections,
- * docs/scheduling.md "Refills").
+ * (Lyons' MCS model: Lyons et al., EuroSys 2018, and his thesis, App. B, with
+ * the corrections of docs/scheduling.md "Refills").
  *
  * A scheduling context's processor time is a ring of refills {release_time,
  * amount} in timer ticks after its 96-byte header (object.h). The head refill
@@ -45,7 +45,7 @@
 #include <types.h>
 
 /* The limits of scheduling contexts, all here: seL4 MCS riscv64 numbers
- * (shared/abi/behaviour.md (j)) and Kairos's refill cap (config.h). */
+ * (seL4's MIN_BUDGET_US, MAX_PERIOD_US and refill_absolute_max) and Kairos's refill cap (config.h). */
 #define REFILL_MIN_BUDGET_US 20ul  /* 2 x the kernel WCET constant: a donated
                                     * context must pay for an entry and an exit */
 #define REFILL_KERNEL_WCET_US 10ul /* the ready slack: a refill due within one

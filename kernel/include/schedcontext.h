@@ -26,8 +26,9 @@ static inline bool sc_waits_for_release(const struct sched_context *sc)
 {
     return sc_configured(sc) && sc->period != 0 && sc->period != sc->budget;
 }
-/* seL4's sc_released: configured and its head refill usable now. With only
- * round-robin refills the head is always ready once configured. */
+/* seL4's sc_released: configured and its head refill usable now (a
+ * round-robin head always is; a sporadic head once its release time is
+ * within the ready slack, refill.h). */
 bool sc_released(const struct sched_context *sc);
 
 /* Bind sc and t (both unbound); t enters the scheduler if it can run. */
@@ -37,8 +38,9 @@ void sched_context_bind_tcb(struct sched_context *sc, struct tcb *t);
 void sched_context_link_tcb(struct sched_context *sc, struct tcb *t);
 /* Unbind sc from its thread (if any); the thread leaves the scheduler. */
 void sched_context_unbind_tcb(struct sched_context *sc);
-/* SchedControl_ConfigureFlags after its checks: budget and period in µs
- * (budget == period: round robin). Starts with the full budget available. */
+/* The perform step of SchedControl_ConfigureFlags (schedcontrol.c decodes
+ * it): budget and period in µs (budget == period: round robin). Cannot
+ * fail. */
 void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period_us, word_t extra_refills,
                              word_t badge, word_t flags);
 /* Unbind sc from its notification (if any). */

@@ -8,6 +8,7 @@
 #include <refill.h>
 #include <sched.h>
 #include <trace.h>
+#include <uapi/kairos/debug_calls.h>
 
 /* The thread whose context the kernel entered from (NULL while idle, or once
  * the current thread's TCB has been finalised during this kernel entry). */
@@ -15,7 +16,7 @@ extern struct tcb *current_thread;
 
 static inline struct tcb *tcb_from_paddr(paddr_t p);
 /* The current SC's budget ran out (the timer, or an entry in its last
- * MIN_BUDGET): record the overrun (SCHED_COUNTER_OVERRUN_MAX_TICKS). */
+ * MIN_BUDGET): record the overrun (KAIROS_COUNTER_OVERRUN_MAX_TICKS). */
 void sched_note_overrun(void);
 /* The same, noticed at a system call or exception: the entry's work is not
  * done; kernel_exit charges the SC and moves the thread off the CPU (to its
@@ -133,18 +134,9 @@ NORETURN void kernel_exit(void);
  * expiry is noticed by sched_entry and kernel_exit, which re-arms the timer
  * when the next event's time changed. */
 void handle_pending_interrupts(void);
-/* Scheduler measurements for SYS_KAIROS_DEBUG_COUNTER (ids from 16 on;
- * docs/scheduling.md "Measurements"). Instruction counts are of the last
- * occurrence unless named MAX. */
-enum sched_counter {
-    SCHED_COUNTER_TIMER_REPROGRAMS = 16,
-    SCHED_COUNTER_TIMER_REPROGRAM_INSTRET = 17,
-    SCHED_COUNTER_SC_SWITCHES = 18,
-    SCHED_COUNTER_SC_SWITCH_INSTRET = 19,
-    SCHED_COUNTER_SC_SWITCH_MAX_INSTRET = 20,
-    SCHED_COUNTER_SSTC = 21,
-    SCHED_COUNTER_OVERRUN_MAX_TICKS = 22, /* longest use past a head refill seen at an entry */
-};
+/* Scheduler measurements for SYS_KAIROS_DEBUG_COUNTER (KAIROS_COUNTER_*
+ * ids from 16 on, uapi/kairos/debug_calls.h; docs/scheduling.md
+ * "Measurements"). */
 u64 sched_debug_counter(word_t id);
 void debug_register_thread(struct tcb *t);
 void debug_unregister_thread(struct tcb *t);

@@ -1,5 +1,5 @@
 /* Boot: from the device tree and the root task's ELF (the initrd) to the root
- * task running in the seL4 boot state (shared/abi/behaviour.md (a), (b)).
+ * task running in the seL4 boot state (seL4's src/kernel/boot.c and the seL4 reference manual, "Initial state"; docs/boot.md).
  *
  * Order: console, device tree, free-memory map, root-task ELF check, boot
  * objects (allocated from free RAM, biggest first), the root task's address

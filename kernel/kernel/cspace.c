@@ -1,7 +1,7 @@
 /* Capability addressing (seL4's resolveAddressBits, lookupSlot,
  * lookupSlotForCNodeOp) and insertion of derived caps (cteInsert).
  *
- * Lookup semantics (shared/abi/errors-by-invocation.md "S", behaviour.md e):
+ * Lookup semantics (seL4's resolveAddressBits and lookupSlot* in src/kernel/cspace.c; docs/object-model.md):
  * at every CNode the guard is checked first (guard size larger than the bits
  * left, or a different guard value: GuardMismatch), then the level must fit
  * in the bits left (DepthMismatch with bitsFound = guard size + radix); the

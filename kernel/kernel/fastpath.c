@@ -121,7 +121,7 @@ void fastpath_call(void)
     /* Perform: nothing below can fail. */
     entry_stamp_begin((word_t)SYS_CALL, info >> 12);
 #if CONFIG_DEBUG_BUILD
-    debug_counters[COUNTER_FASTPATH_CALL]++;
+    debug_counters[KAIROS_COUNTER_FASTPATH_CALL]++;
 #endif
     struct sched_context *sc = t->sc;
     struct reply *r = dest->reply;
@@ -148,15 +148,7 @@ void fastpath_call(void)
     r->tcb = t;
     t->reply = r;
     t->state = THREAD_BLOCKED_ON_REPLY;
-    struct reply *old = (struct reply *)sc->reply;
-    r->prev = old;
-    r->next = NULL;
-    if (old) {
-        old->next = r;
-        old->head_sc = NULL;
-    }
-    r->head_sc = sc;
-    sc->reply = r;
+    reply_stack_push(sc, r);
     t->sc = NULL;
     sc->tcb = dest;
     dest->sc = sc;
@@ -195,7 +187,7 @@ void fastpath_reply_recv(void)
     /* Perform: nothing below can fail. */
     entry_stamp_begin((word_t)SYS_REPLY_RECV, info >> 12);
 #if CONFIG_DEBUG_BUILD
-    debug_counters[COUNTER_FASTPATH_REPLY_RECV]++;
+    debug_counters[KAIROS_COUNTER_FASTPATH_REPLY_RECV]++;
 #endif
     t->ctx.pc = t->ctx.fault_ip + 4;
 

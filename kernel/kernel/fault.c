@@ -178,7 +178,7 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
     for (word_t i = 0; i < n && i < NUM_MSG_REGISTERS; i++)
         receiver->ctx.x[REG_A2 + i] = mr[i];
     for (word_t i = NUM_MSG_REGISTERS; i < n; i++)
-        buf[1 + i] = mr[i];
+        buf[BUF_MSG + i] = mr[i];
     receiver->ctx.x[REG_A0] = badge;
     receiver->ctx.x[REG_A1] = msginfo_new(f->type, 0, 0, n);
 }

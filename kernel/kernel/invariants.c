@@ -303,7 +303,7 @@ void invariants_check(const char *when)
     if (++entries_since_check < period())
         return;
     entries_since_check = 0;
-    debug_counters[COUNTER_INVARIANT_CHECKS]++;
+    debug_counters[KAIROS_COUNTER_INVARIANT_CHECKS]++;
     {
         const char *why = vspace_invariant_violation();
         if (why) {

@@ -37,7 +37,7 @@ void entry_stamp_begin(word_t syscall, word_t label)
     entry_instret = segment_instret = read_instret();
     excluded = segment_excluded = 0;
     entry_syscall = syscall;
-    debug_counters[COUNTER_KERNEL_ENTRIES]++;
+    debug_counters[KAIROS_COUNTER_KERNEL_ENTRIES]++;
 }
 
 void entry_stamp_pause(void) { paused_at = read_instret(); }
@@ -56,10 +56,10 @@ void entry_stamp_mark(void)
         return;
     u64 now = read_instret();
     u64 length = now - segment_instret - segment_excluded;
-    if (length > debug_counters[COUNTER_LONGEST_ENTRY_INSTRET]) {
-        debug_counters[COUNTER_LONGEST_ENTRY_INSTRET] = length;
-        debug_counters[COUNTER_LONGEST_ENTRY_SYSCALL] = entry_syscall;
-        debug_counters[COUNTER_LONGEST_ENTRY_LABEL] = entry_label;
+    if (length > debug_counters[KAIROS_COUNTER_LONGEST_ENTRY_INSTRET]) {
+        debug_counters[KAIROS_COUNTER_LONGEST_ENTRY_INSTRET] = length;
+        debug_counters[KAIROS_COUNTER_LONGEST_ENTRY_SYSCALL] = entry_syscall;
+        debug_counters[KAIROS_COUNTER_LONGEST_ENTRY_LABEL] = entry_label;
     }
     segment_instret = now;
     segment_excluded = 0;
@@ -73,7 +73,7 @@ void kernel_exit_stamp(void)
         return; /* the first exit ends boot, not a kernel entry */
     entry_stamp_mark();
     u64 length = read_instret() - entry_instret - excluded;
-    if (length > debug_counters[COUNTER_LONGEST_WHOLE_ENTRY])
-        debug_counters[COUNTER_LONGEST_WHOLE_ENTRY] = length;
+    if (length > debug_counters[KAIROS_COUNTER_LONGEST_WHOLE_ENTRY])
+        debug_counters[KAIROS_COUNTER_LONGEST_WHOLE_ENTRY] = length;
 }
 #endif

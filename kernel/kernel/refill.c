@@ -1,7 +1,7 @@
 /* Refills: the sporadic-server replenishment algorithms (refill.h).
  *
- * Follows shared/notes/mcs-kernel.md §5 (thesis App. B) with the corrections
- * of §8 and a few more that the property tests (tests/test_refill_model.py)
+ * Follows Lyons' thesis (UNSW 2018), Appendix B, and seL4's sporadic.c,
+ * with corrections, some that the property tests (tests/test_refill_model.py)
  * showed to be needed; each is marked "Correction" below and listed in
  * docs/scheduling.md "Refills".
  *

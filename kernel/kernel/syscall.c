@@ -1,4 +1,7 @@
-/* System-call entry: dispatch on the number in a7 (shared/abi/syscalls.txt). */
+/* System-call entry: dispatch on the number in a7 (abi.h enum
+ * syscall_number, seL4's MCS numbering plus Kairos's debug calls), the
+ * lookup of the invoked cap and its extra caps, and the invocation reply.
+ * Reading and writing message words is message.c's. */
 #include <abi.h>
 #include <arch/memory.h>
 #include <endpoint.h>
@@ -7,46 +10,11 @@
 #include <invariants.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <message.h>
 #include <notification.h>
 #include <preemption.h>
 #include <arch/machine.h>
 #include <thread.h>
-
-word_t get_mr_from_buffer(struct tcb *t, word_t i)
-{
-    word_t *buf = ipc_buffer_kptr(t);
-    return buf ? buf[1 + i] : 0;
-}
-
-void set_mr(struct tcb *t, word_t i, word_t v)
-{
-    if (i < NUM_MSG_REGISTERS) {
-        t->ctx.x[REG_A2 + i] = v;
-        return;
-    }
-    word_t *buf = ipc_buffer_kptr(t);
-    if (buf)
-        buf[1 + i] = v;
-}
-
-static word_t clamp_length(struct tcb *t, word_t n)
-{
-    return (n > NUM_MSG_REGISTERS && !ipc_buffer_kptr(t)) ? NUM_MSG_REGISTERS : n;
-}
-
-void reply_success(struct tcb *t, word_t n)
-{
-    t->ctx.x[REG_A0] = 0;
-    t->ctx.x[REG_A1] = msginfo_new(0, 0, 0, clamp_length(t, n));
-}
-
-void reply_error(struct tcb *t, struct syscall_error e)
-{
-    for (word_t i = 0; i < syscall_error_length; i++)
-        set_mr(t, i, syscall_error_words[i]);
-    t->ctx.x[REG_A0] = 0;
-    t->ctx.x[REG_A1] = msginfo_new(e.code, 0, 0, clamp_length(t, syscall_error_length));
-}
 
 static void unknown_syscall(struct tcb *t, word_t number);
 
@@ -58,41 +26,30 @@ static void cap_fault(struct tcb *t, cptr_t cptr, bool recv_phase)
     handle_fault(t, &f);
 }
 
-word_t syscall_error_words[SYSCALL_ERROR_MAX_WORDS];
-word_t syscall_error_length;
-
-struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f)
+/* Notification_Signal (Send, NBSend; Call also gets an empty reply): the
+ * only invocation of a notification cap. Decoding checks the Write right;
+ * performing it is notification_signal, which cannot fail. */
+static struct syscall_error decode_signal(const struct invocation *inv)
 {
-    struct syscall_error e = {ERR_FAILED_LOOKUP};
-    syscall_error_length = 2;
-    syscall_error_words[0] = source;
-    syscall_error_words[1] = (word_t)f->type + 1;
-    switch (f->type) {
-    case LOOKUP_INVALID_ROOT:
-        break;
-    case LOOKUP_MISSING_CAPABILITY:
-        syscall_error_words[2] = f->bits_left;
-        syscall_error_length = 3;
-        break;
-    case LOOKUP_DEPTH_MISMATCH:
-        syscall_error_words[2] = f->bits_left;
-        syscall_error_words[3] = f->bits_found;
-        syscall_error_length = 4;
-        break;
-    case LOOKUP_GUARD_MISMATCH:
-        syscall_error_words[2] = f->bits_left;
-        syscall_error_words[3] = f->guard_found;
-        syscall_error_words[4] = f->bits_found;
-        syscall_error_length = 5;
-        break;
-    }
-    return e;
+    if (!(cap_rights(inv->cap) & RIGHT_WRITE))
+        return error1(ERR_INVALID_CAPABILITY, 0);
+    return no_error();
 }
 
-/* first_phase: the send phase of ReplyRecv, NBSendRecv and NBSendWait,
- * where seL4 refuses TCB, Domain, CNode, SchedControl and SchedContext caps
- * (errors-by-invocation.md G5; nothing is replied in that phase). */
-static struct syscall_error decode_invocation(struct invocation *inv, bool first_phase)
+static struct syscall_error invoke_notification(struct invocation *inv)
+{
+    struct syscall_error e = decode_signal(inv);
+    if (e.code != ERR_NONE)
+        return e;
+    notification_signal(notification_from_cap(inv->cap), cap_badge(inv->cap));
+    return no_error();
+}
+
+/* The invocation of the cap by its type. first_phase: the send phase of
+ * ReplyRecv, NBSendRecv and NBSendWait, where seL4 refuses TCB, Domain,
+ * CNode, SchedControl and SchedContext caps (seL4's handleInvocation with
+ * firstPhase; nothing is replied in that phase). */
+static struct syscall_error invoke_by_type(struct invocation *inv, bool first_phase)
 {
     if (first_phase) {
         switch (cap_type(inv->cap)) {
@@ -111,32 +68,28 @@ static struct syscall_error decode_invocation(struct invocation *inv, bool first
     case CAP_ZOMBIE:
         return error1(ERR_INVALID_CAPABILITY, 0);
     case CAP_CNODE:
-        return decode_cnode_invocation(inv);
+        return invoke_cnode(inv);
     case CAP_UNTYPED:
         return decode_untyped_invocation(inv);
     case CAP_THREAD:
-        return decode_tcb_invocation(inv);
+        return invoke_tcb(inv);
     case CAP_SCHED_CONTROL:
-        return decode_sched_control_invocation(inv);
+        return invoke_sched_control(inv);
     case CAP_SCHED_CONTEXT:
-        return decode_sched_context_invocation(inv);
+        return invoke_sched_context(inv);
     case CAP_DOMAIN:
-        return decode_domain_invocation(inv);
+        return invoke_domain(inv);
     case CAP_IRQ_CONTROL:
-        return decode_irq_control_invocation(inv);
+        return invoke_irq_control(inv);
     case CAP_IRQ_HANDLER:
-        return decode_irq_handler_invocation(inv);
+        return invoke_irq_handler(inv);
     case CAP_FRAME:
     case CAP_PAGE_TABLE:
     case CAP_ASID_CONTROL:
     case CAP_ASID_POOL:
         return arch_decode_invocation(inv);
     case CAP_NOTIFICATION:
-        /* Signal (Send, NBSend; Call also gets an empty reply). */
-        if (!(cap_rights(inv->cap) & RIGHT_WRITE))
-            return error1(ERR_INVALID_CAPABILITY, 0);
-        notification_signal(notification_from_cap(inv->cap), cap_badge(inv->cap));
-        return no_error();
+        return invoke_notification(inv);
     case CAP_ENDPOINT:
     case CAP_REPLY:
         break; /* IPC: handle_invocation does it before decoding */
@@ -153,18 +106,18 @@ enum invocation_flags {
 };
 
 /* The invocation proper, once the caps are looked up and the cap is not an
- * IPC object: decode (which may change nothing unless it succeeds), then
- * the reply. Returns false if a long operation was preempted. */
+ * IPC object: decode and perform (invoke_by_type), then the reply. Returns
+ * false if a long operation was preempted. */
 static bool invoke_object(struct invocation *inv, unsigned flags)
 {
     struct tcb *t = inv->caller;
     struct syscall_error err = cap_type(inv->cap) == CAP_ENDPOINT
                                    ? error1(ERR_INVALID_CAPABILITY, 0)
-                                   : decode_invocation(inv, flags & INVOKE_FIRST_PHASE);
+                                   : invoke_by_type(inv, flags & INVOKE_FIRST_PHASE);
     if (unlikely(err.code == ERR_PREEMPTED)) {
         /* Re-execute the ecall once the pending interrupt has been handled. */
         t->ctx.pc = t->ctx.fault_ip;
-        debug_counters[COUNTER_PREEMPTION_RESTARTS]++;
+        debug_counters[KAIROS_COUNTER_PREEMPTION_RESTARTS]++;
         handle_pending_interrupts();
         return false;
     }
@@ -212,7 +165,7 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
      * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
      * on as a null cap for the decoder to reject. */
     for (word_t i = 0; i < inv.n_extra; i++) {
-        cptr_t extra = buf[1 + MSG_MAX_LENGTH + 1 + i]; /* caps_or_badges[i] */
+        cptr_t extra = buf[BUF_CAPS + i]; /* caps_or_badges[i] */
         cte_t *s = lookup_slot(t, extra);
         if (!s) {
             if (flags & INVOKE_BLOCKING)
@@ -313,7 +266,7 @@ static void debug_name_thread(struct tcb *t)
     /* seL4 halts the system on a bad request; Kairos ignores it instead. */
     if (!r.slot || cap_type(r.slot->cap) != CAP_THREAD || !buf)
         return;
-    thread_set_name(tcb_from_paddr(cap_obj(r.slot->cap)), (const char *)&buf[1], 959);
+    thread_set_name(tcb_from_paddr(cap_obj(r.slot->cap)), (const char *)&buf[BUF_MSG], MSG_MAX_LENGTH * sizeof(word_t) - 1);
 }
 #endif
 

@@ -6,7 +6,7 @@
  * instead of a scan. "Benno" scheduling: the running thread is in no queue,
  * and only threads that may run now are in a ready queue.
  *
- * MCS (Lyons; shared/notes/mcs-kernel.md §5.8): a thread runs only on a
+ * MCS (Lyons et al., "Scheduling-context capabilities", EuroSys 2018): a thread runs only on a
  * configured scheduling context (SC) whose head refill is released and holds
  * at least MIN_BUDGET. A runnable thread whose SC has no such refill waits in
  * the release queue, ordered by the head refill's release time, until the
@@ -459,12 +459,12 @@ static NOINLINE void release_ready_threads(void)
         k++;
         if (preemption_point()) {
             if (CONFIG_DEBUG_BUILD && release_due(n))
-                debug_counters[COUNTER_RELEASE_STOPPED]++;
+                debug_counters[KAIROS_COUNTER_RELEASE_STOPPED]++;
             break;
         }
     }
-    if (CONFIG_DEBUG_BUILD && k > debug_counters[COUNTER_RELEASE_BATCH_MAX])
-        debug_counters[COUNTER_RELEASE_BATCH_MAX] = k;
+    if (CONFIG_DEBUG_BUILD && k > debug_counters[KAIROS_COUNTER_RELEASE_BATCH_MAX])
+        debug_counters[KAIROS_COUNTER_RELEASE_BATCH_MAX] = k;
 }
 
 /* After the charge: a thread that yielded goes behind its equals (or to
@@ -571,13 +571,13 @@ u64 sched_debug_counter(word_t id)
 {
     struct sched_node *n = NODE;
     switch (id) {
-    case SCHED_COUNTER_TIMER_REPROGRAMS: return n->n_reprograms;
-    case SCHED_COUNTER_TIMER_REPROGRAM_INSTRET: return n->reprogram_instret;
-    case SCHED_COUNTER_SC_SWITCHES: return n->n_sc_switches;
-    case SCHED_COUNTER_SC_SWITCH_INSTRET: return n->sc_switch_instret;
-    case SCHED_COUNTER_SC_SWITCH_MAX_INSTRET: return n->sc_switch_max;
-    case SCHED_COUNTER_SSTC: return machine_has_sstc();
-    case SCHED_COUNTER_OVERRUN_MAX_TICKS: return n->overrun_max;
+    case KAIROS_COUNTER_TIMER_REPROGRAMS: return n->n_reprograms;
+    case KAIROS_COUNTER_TIMER_REPROGRAM_INSTRET: return n->reprogram_instret;
+    case KAIROS_COUNTER_SC_SWITCHES: return n->n_sc_switches;
+    case KAIROS_COUNTER_SC_SWITCH_INSTRET: return n->sc_switch_instret;
+    case KAIROS_COUNTER_SC_SWITCH_MAX_INSTRET: return n->sc_switch_max;
+    case KAIROS_COUNTER_SSTC: return machine_has_sstc();
+    case KAIROS_COUNTER_OVERRUN_MAX_TICKS: return n->overrun_max;
     default: return 0;
     }
 }

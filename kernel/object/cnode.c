@@ -1,18 +1,19 @@
 /* CNode invocations (labels 18-25): Revoke, Delete, CancelBadgedSends, Copy,
- * Mint, Move, Mutate, Rotate, with seL4's checks in seL4's order
- * (shared/abi/errors-by-invocation.md "CNode", behaviour.md (f)).
+ * Mint, Move, Mutate, Rotate, with seL4's checks in seL4's order (seL4's
+ * decodeCNodeInvocation).
  *
- * Each decoder validates everything first and changes nothing; the perform
- * step after it cannot fail. Revoke and Delete can stop at a preemption point
- * (ERR_PREEMPTED); the system call is then restarted and continues from the
- * state the derivation tree records (kernel/kernel/cdt.c). */
+ * decode_cnode validates everything and changes nothing; perform_cnode
+ * cannot fail, except that Revoke, Delete and CancelBadgedSends can stop at
+ * a preemption point (ERR_PREEMPTED); the system call is then restarted and
+ * continues from the state the derivation tree or the endpoint queue
+ * records (kernel/kernel/cdt.c, endpoint.c). */
 #include <cdt.h>
 #include <endpoint.h>
 #include <cspace.h>
 #include <invocation.h>
 #include <objecttype.h>
 
-/* Message words of the CNode invocations (invocations.md). */
+/* Message words of the CNode invocations (libsel4's seL4_CNode_* stubs). */
 enum {
     MR_INDEX = 0,
     MR_DEPTH = 1,
@@ -41,16 +42,29 @@ static bool has_cancel_send_rights(cap_t c)
     return cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHTS_ALL) == RIGHTS_ALL;
 }
 
+/* A CNode invocation, decoded. dest: the slot the invocation names (MR0,
+ * MR1 from the invoked CNode). Copy/Mint/Move/Mutate: new_cap goes from
+ * src to dest (moved or derived). Rotate: new_src goes to pivot and
+ * new_pivot to dest (a swap if dest is src). */
+struct cnode_op {
+    word_t label;
+    cte_t *dest;
+    cte_t *src, *pivot;
+    cap_t new_cap;     /* Copy, Mint, Move, Mutate */
+    bool move;         /* Move, Mutate */
+    cap_t new_src, new_pivot; /* Rotate */
+};
+
 /* Copy, Mint, Move, Mutate: a new cap in the empty destination, from the
  * source (extra cap 0 = source root, MR2/MR3 = source index/depth). */
-static struct syscall_error decode_copy_like(struct invocation *inv, cte_t *dest)
+static struct syscall_error decode_copy_like(const struct invocation *inv, struct cnode_op *op)
 {
     struct tcb *t = inv->caller;
     if (inv->length < 4 || inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
     word_t src_index = get_mr(t, MR_SRC_INDEX);
     word_t src_depth = get_mr(t, MR_SRC_DEPTH);
-    if (!cap_is_null(dest->cap))
+    if (!cap_is_null(op->dest->cap))
         return error0(ERR_DELETE_FIRST);
     cte_t *src;
     struct syscall_error e = lookup_slot_checked(true, inv->extra[0], src_index, src_depth, &src);
@@ -97,20 +111,18 @@ static struct syscall_error decode_copy_like(struct invocation *inv, cte_t *dest
     }
     if (cap_is_null(new_cap))
         return error0(ERR_ILLEGAL_OPERATION);
-
-    /* Perform: cannot fail. */
-    if (move)
-        cdt_move(new_cap, src, dest);
-    else
-        cte_insert(new_cap, src, dest);
+    op->src = src;
+    op->new_cap = new_cap;
+    op->move = move;
     return no_error();
 }
 
 /* Rotate: source → pivot, pivot → destination (destination may be the
  * source, which makes it a swap). */
-static struct syscall_error decode_rotate(struct invocation *inv, cte_t *dest)
+static struct syscall_error decode_rotate(const struct invocation *inv, struct cnode_op *op)
 {
     struct tcb *t = inv->caller;
+    cte_t *dest = op->dest;
     if (inv->length < 8 || inv->n_extra < 2)
         return error0(ERR_TRUNCATED_MESSAGE);
     word_t pivot_data = get_mr(t, MR_PIVOT_DATA);
@@ -143,47 +155,82 @@ static struct syscall_error decode_rotate(struct invocation *inv, cte_t *dest)
         return error0(ERR_ILLEGAL_OPERATION);
     if (cap_is_null(new_pivot))
         return error0(ERR_ILLEGAL_OPERATION);
-
-    /* Perform: cannot fail. */
-    if (src == dest) {
-        cdt_swap(new_src, src, new_pivot, pivot); /* src gets the pivot's cap and vice versa */
-    } else {
-        cdt_move(new_pivot, pivot, dest);
-        cdt_move(new_src, src, pivot);
-    }
+    op->src = src;
+    op->pivot = pivot;
+    op->new_src = new_src;
+    op->new_pivot = new_pivot;
     return no_error();
 }
 
-struct syscall_error decode_cnode_invocation(struct invocation *inv)
+/* Validates the invocation in seL4's order and fills *op; changes nothing. */
+static struct syscall_error decode_cnode(const struct invocation *inv, struct cnode_op *op)
 {
     struct tcb *t = inv->caller;
     if (inv->label < INV_CNODE_REVOKE || inv->label > INV_CNODE_ROTATE)
         return error0(ERR_ILLEGAL_OPERATION);
     if (inv->length < 2)
         return error0(ERR_TRUNCATED_MESSAGE);
-    cte_t *dest;
-    struct syscall_error e = lookup_slot_checked(false, inv->cap, get_mr(t, MR_INDEX), get_mr(t, MR_DEPTH), &dest);
+    op->label = inv->label;
+    struct syscall_error e = lookup_slot_checked(false, inv->cap, get_mr(t, MR_INDEX), get_mr(t, MR_DEPTH), &op->dest);
     if (e.code != ERR_NONE)
         return e;
-
     switch (inv->label) {
+    case INV_CNODE_REVOKE:
+    case INV_CNODE_DELETE:
+        return no_error();
+    case INV_CNODE_CANCEL_BADGED_SENDS:
+        if (!has_cancel_send_rights(op->dest->cap))
+            return error0(ERR_ILLEGAL_OPERATION);
+        return no_error();
+    case INV_CNODE_ROTATE:
+        return decode_rotate(inv, op);
+    default:
+        return decode_copy_like(inv, op);
+    }
+}
+
+/* Does what the decoded invocation asks. Only Revoke, Delete and
+ * CancelBadgedSends can stop early, at a preemption point (ERR_PREEMPTED),
+ * with the derivation tree or the endpoint queue consistent; the rest
+ * cannot fail. */
+static struct syscall_error perform_cnode(const struct cnode_op *op)
+{
+    cte_t *dest = op->dest;
+    switch (op->label) {
     case INV_CNODE_REVOKE:
         return cte_revoke(dest);
     case INV_CNODE_DELETE:
         return cte_delete(dest, true);
     case INV_CNODE_CANCEL_BADGED_SENDS:
-        if (!has_cancel_send_rights(dest->cap))
-            return error0(ERR_ILLEGAL_OPERATION);
         /* A non-zero badge restarts every sender queued on the endpoint
-         * with that badge (behaviour.md k.5; endpoint.c, preemptible);
-         * badge 0 is a no-op. */
+         * with that badge (seL4's cancelBadgedSends; endpoint.c,
+         * preemptible); badge 0 is a no-op. */
         if (cap_badge(dest->cap) != 0 &&
             endpoint_cancel_badged_sends(endpoint_from_cap(dest->cap), cap_badge(dest->cap)))
             return preempted();
         return no_error();
     case INV_CNODE_ROTATE:
-        return decode_rotate(inv, dest);
-    default:
-        return decode_copy_like(inv, dest);
+        if (op->src == dest) {
+            cdt_swap(op->new_src, op->src, op->new_pivot, op->pivot); /* src gets the pivot's cap and vice versa */
+        } else {
+            cdt_move(op->new_pivot, op->pivot, dest);
+            cdt_move(op->new_src, op->src, op->pivot);
+        }
+        return no_error();
+    default: /* Copy, Mint, Move, Mutate */
+        if (op->move)
+            cdt_move(op->new_cap, op->src, dest);
+        else
+            cte_insert(op->new_cap, op->src, dest);
+        return no_error();
     }
+}
+
+struct syscall_error invoke_cnode(struct invocation *inv)
+{
+    struct cnode_op op;
+    struct syscall_error e = decode_cnode(inv, &op);
+    if (e.code != ERR_NONE)
+        return e;
+    return perform_cnode(&op);
 }

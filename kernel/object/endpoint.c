@@ -51,15 +51,9 @@ static word_t copy_mrs(struct tcb *from, struct tcb *to, word_t n)
     if (!sb || !rb)
         return i;
     for (; i < n; i++)
-        rb[1 + i] = sb[1 + i];
+        rb[BUF_MSG + i] = sb[BUF_MSG + i];
     return n;
 }
-
-/* IPC buffer words (abi.h): caps_or_badges[3], then the receive path. */
-#define BUF_CAPS 122
-#define BUF_RECEIVE_CNODE 125
-#define BUF_RECEIVE_INDEX 126
-#define BUF_RECEIVE_DEPTH 127
 
 /* seL4's getReceiveSlots: the empty slot the receiver named in its IPC
  * buffer (receiveCNode looked up at 64 bits, then receiveIndex at
@@ -278,9 +272,9 @@ void endpoint_reorder(struct tcb *t)
     tqueue_reorder(&((struct endpoint *)t->blocking_object)->queue, t);
 }
 
-/* seL4's cancelAllIPC. Not preemptible: finalising a cap is one step of
- * the CDT's delete loop. One O(1) iteration per queued thread; their number
- * is bounded by the number of threads (queue.h; WCET annotation). */
+/* seL4's cancelAllIPC, preemptible (seL4 does it in one go): one O(1)
+ * iteration per queued thread, each followed by a preemption point.
+ * Returns false if it stopped with threads left. */
 bool endpoint_finalise(struct endpoint *ep)
 {
     /* One thread at a time from the head, each followed by a preemption
@@ -312,11 +306,6 @@ bool endpoint_finalise(struct endpoint *ep)
     }
 }
 
-/* seL4's cancelBadgedSends, preemptible: every queued sender with `badge`
- * restarts (or becomes inactive if it was sending a fault). After each
- * thread taken out, a pending interrupt stops the walk; the invocation is
- * re-executed and walks the (shorter) queue again, so every restart makes
- * progress. One O(1) iteration per queued thread (WCET annotation). */
 /* The first of t and the senders queued after it with `badge`, or NULL: an
  * O(1) step per sender passed. A function of its own so that the timing
  * analyser sees this walk as the only loop inside the one below (inlined,
@@ -329,6 +318,11 @@ static NOINLINE struct tcb *sender_with_badge(struct tcb *t, word_t badge)
     return t;
 }
 
+/* seL4's cancelBadgedSends, preemptible: every queued sender with `badge`
+ * restarts (or becomes inactive if it was sending a fault). After each
+ * thread taken out, a pending interrupt stops the walk; the invocation is
+ * re-executed and walks the (shorter) queue again, so every restart makes
+ * progress. One O(1) iteration per queued thread (WCET annotation). */
 bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge)
 {
     if (!ep_has_senders(ep))

@@ -48,8 +48,17 @@ void irq_init(word_t ndev)
 
 /* ---- IRQ control ---- */
 
-/* IRQControl_Get / GetTrigger steps 2-5, then the handler cap. */
-static struct syscall_error issue_handler(struct invocation *inv, word_t irq, word_t index, word_t depth)
+/* IRQControl_Get / GetTrigger, decoded: the IRQ and the empty slot its
+ * handler cap goes to. */
+struct irq_control_op {
+    word_t irq;
+    cte_t *dest;
+};
+
+/* Steps 2-5 of seL4's IRQ-control decode: the number, its state, the
+ * destination slot (a target lookup), empty. */
+static struct syscall_error decode_issue_handler(const struct invocation *inv, word_t irq, word_t index, word_t depth,
+                                                 struct irq_control_op *op)
 {
     if (irq == 0 || irq > max_irq)
         return range_error(1, max_irq);
@@ -61,35 +70,79 @@ static struct syscall_error issue_handler(struct invocation *inv, word_t irq, wo
         return e;
     if (!cap_is_null(dest->cap))
         return error0(ERR_DELETE_FIRST);
-    /* Perform: seL4's setIRQState(IRQSignal) unmasks the source at once. */
-    irq_state[irq] = IRQ_SIGNAL;
-    irq_claimed[irq] = false;
-    cte_insert(cap_irq_handler(irq), inv->slot, dest); /* revocable child of IRQ control */
-    machine_irq_unmask(irq);
+    op->irq = irq;
+    op->dest = dest;
     return no_error();
 }
 
-struct syscall_error decode_irq_control_invocation(struct invocation *inv)
+/* Validates the invocation and fills *op; changes nothing. */
+static struct syscall_error decode_irq_control(const struct invocation *inv, struct irq_control_op *op)
 {
     struct tcb *caller = inv->caller;
     switch (inv->label) {
     case INV_IRQ_ISSUE_IRQ_HANDLER:
         if (inv->length < 3 || inv->n_extra < 1)
             return error0(ERR_TRUNCATED_MESSAGE);
-        return issue_handler(inv, get_mr(caller, 0), get_mr(caller, 1), get_mr(caller, 2));
+        return decode_issue_handler(inv, get_mr(caller, 0), get_mr(caller, 1), get_mr(caller, 2), op);
     case INV_IRQ_ISSUE_IRQ_HANDLER_TRIGGER:
         /* MR1 (edge/level) is accepted and has no effect on the PLIC. */
         if (inv->length < 4 || inv->n_extra < 1)
             return error0(ERR_TRUNCATED_MESSAGE);
-        return issue_handler(inv, get_mr(caller, 0), get_mr(caller, 2), get_mr(caller, 3));
+        return decode_issue_handler(inv, get_mr(caller, 0), get_mr(caller, 2), get_mr(caller, 3), op);
     default:
         return error0(ERR_ILLEGAL_OPERATION);
     }
 }
 
+/* The handler cap, a revocable child of IRQ control; seL4's
+ * setIRQState(IRQSignal) unmasks the source at once. Cannot fail. */
+static void perform_issue_handler(const struct invocation *inv, const struct irq_control_op *op)
+{
+    irq_state[op->irq] = IRQ_SIGNAL;
+    irq_claimed[op->irq] = false;
+    cte_insert(cap_irq_handler(op->irq), inv->slot, op->dest);
+    machine_irq_unmask(op->irq);
+}
+
+struct syscall_error invoke_irq_control(struct invocation *inv)
+{
+    struct irq_control_op op;
+    struct syscall_error e = decode_irq_control(inv, &op);
+    if (e.code != ERR_NONE)
+        return e;
+    perform_issue_handler(inv, &op);
+    return no_error();
+}
+
 /* ---- IRQ handlers ---- */
 
-struct syscall_error decode_irq_handler_invocation(struct invocation *inv)
+/* Validates an IRQHandler invocation; changes nothing. Ack and Clear have
+ * nothing to check; SetNotification needs a notification cap with Write. */
+static struct syscall_error decode_irq_handler(const struct invocation *inv)
+{
+    switch (inv->label) {
+    case INV_IRQ_ACK:
+    case INV_IRQ_CLEAR_HANDLER:
+        return no_error();
+    case INV_IRQ_SET_HANDLER: {
+        if (inv->n_extra < 1)
+            return error0(ERR_TRUNCATED_MESSAGE);
+        cap_t c = inv->extra[0];
+        if (cap_type(c) != CAP_NOTIFICATION || !(cap_rights(c) & RIGHT_WRITE))
+            return error1(ERR_INVALID_CAPABILITY, 0); /* seL4 reports 0 here */
+        return no_error();
+    }
+    default:
+        return error0(ERR_ILLEGAL_OPERATION);
+    }
+}
+
+/* Can stop only at a preemption point: replacing or clearing the
+ * notification deletes the old cap, and deleting its last cap restarts its
+ * waiters preemptibly (seL4 does this with cteDeleteOne, in one go). A
+ * preempted delete leaves the old cap in place and the call is re-executed,
+ * checks included. */
+static struct syscall_error perform_irq_handler(const struct invocation *inv)
 {
     word_t irq = cap_irq(inv->cap);
     cte_t *slot = &irq_slot[irq];
@@ -103,26 +156,23 @@ struct syscall_error decode_irq_handler_invocation(struct invocation *inv)
         }
         return no_error();
     case INV_IRQ_SET_HANDLER: {
-        if (inv->n_extra < 1)
-            return error0(ERR_TRUNCATED_MESSAGE);
-        cap_t c = inv->extra[0];
-        if (cap_type(c) != CAP_NOTIFICATION || !(cap_rights(c) & RIGHT_WRITE))
-            return error1(ERR_INVALID_CAPABILITY, 0); /* seL4 reports 0 here */
-        /* The old notification cap goes first. Deleting its last cap
-         * restarts its waiters, preemptibly (seL4 does this with
-         * cteDeleteOne, in one go): a preempted delete leaves the old cap
-         * in place and the call is re-executed, checks included. */
         struct syscall_error e = cte_delete(slot, true);
         if (e.code != ERR_NONE)
             return e;
-        cte_insert(c, inv->extra_slot[0], slot);
+        cte_insert(inv->extra[0], inv->extra_slot[0], slot);
         return no_error();
     }
-    case INV_IRQ_CLEAR_HANDLER:
+    default: /* INV_IRQ_CLEAR_HANDLER */
         return cte_delete(slot, true);
-    default:
-        return error0(ERR_ILLEGAL_OPERATION);
     }
+}
+
+struct syscall_error invoke_irq_handler(struct invocation *inv)
+{
+    struct syscall_error e = decode_irq_handler(inv);
+    if (e.code != ERR_NONE)
+        return e;
+    return perform_irq_handler(inv);
 }
 
 /* Empty an IRQ's notification slot after its cap was finalised: what cdt.c's

@@ -1,7 +1,7 @@
 /* Type-dependent cap operations for the generic (architecture-independent)
  * cap types: identity (sameRegionAs/sameObjectAs), derivation, rights
  * masking, badge/guard updates and finalisation, as seL4 defines them
- * (src/object/objecttype.c; shared/abi/behaviour.md (f)). RISC-V caps
+ * (src/object/objecttype.c; docs/object-model.md). RISC-V caps
  * (frames, page tables, ASID control and pools) are handed to the arch_*
  * functions in arch/riscv/object/objecttype.c; object creation lives with
  * Untyped_Retype in untyped.c. */

@@ -37,16 +37,7 @@ void reply_push(struct tcb *caller, struct tcb *callee, struct reply *r, bool ca
     caller->reply = r;
     thread_set_state(caller, THREAD_BLOCKED_ON_REPLY);
     if (sc && can_donate && !callee->sc) {
-        /* Push r on the SC's call stack: the reply that returns it. */
-        struct reply *old = (struct reply *)sc->reply;
-        r->prev = old;
-        r->next = NULL;
-        if (old) {
-            old->next = r;
-            old->head_sc = NULL;
-        }
-        r->head_sc = sc;
-        sc->reply = r;
+        reply_stack_push(sc, r);
         sched_context_donate(sc, callee);
     }
 }

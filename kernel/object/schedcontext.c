@@ -6,6 +6,7 @@
 #include <endpoint.h>
 #include <invocation.h>
 #include <kernel.h>
+#include <notification.h>
 #include <objecttype.h>
 #include <refill.h>
 #include <schedcontext.h>
@@ -112,59 +113,6 @@ void sched_context_configure(struct sched_context *sc, u64 budget_us, u64 period
         thread_schedule(t); /* ready, or the release queue until its head is due */
 }
 
-/* ---- invocations ---- */
-
-static struct syscall_error decode_bind(struct sched_context *sc, struct invocation *inv)
-{
-    if (inv->n_extra < 1)
-        return error0(ERR_TRUNCATED_MESSAGE);
-    cap_t c = inv->extra[0];
-    switch (cap_type(c)) {
-    case CAP_THREAD: {
-        struct tcb *t = tcb_from_paddr(cap_obj(c));
-        if (sc->tcb || t->sc)
-            return error0(ERR_ILLEGAL_OPERATION);
-        if (thread_is_blocked(t) && !sc_released(sc))
-            return error0(ERR_ILLEGAL_OPERATION);
-        sched_context_bind_tcb(sc, t);
-        return no_error();
-    }
-    case CAP_NOTIFICATION: {
-        struct notification *n = (struct notification *)paddr_to_kptr(cap_obj(c));
-        if (sc->notification || n->sc)
-            return error0(ERR_ILLEGAL_OPERATION);
-        sc->notification = n;
-        n->sc = sc;
-        return no_error();
-    }
-    default:
-        return error1(ERR_INVALID_CAPABILITY, 1);
-    }
-}
-
-static struct syscall_error decode_unbind_object(struct sched_context *sc, struct invocation *inv)
-{
-    if (inv->n_extra < 1)
-        return error0(ERR_TRUNCATED_MESSAGE);
-    cap_t c = inv->extra[0];
-    switch (cap_type(c)) {
-    case CAP_THREAD: {
-        struct tcb *t = tcb_from_paddr(cap_obj(c));
-        if (sc->tcb != t || t == inv->caller)
-            return error0(ERR_ILLEGAL_OPERATION);
-        sched_context_unbind_tcb(sc);
-        return no_error();
-    }
-    case CAP_NOTIFICATION:
-        if (sc->notification != (struct notification *)paddr_to_kptr(cap_obj(c)))
-            return error0(ERR_ILLEGAL_OPERATION);
-        sched_context_unbind_notification(sc);
-        return no_error();
-    default:
-        return error1(ERR_INVALID_CAPABILITY, 1);
-    }
-}
-
 /* The consumed time in µs (rounded down), reset. sc->consumed is up to
  * date: every kernel entry adds the time since the previous one to the SC
  * that ran. */
@@ -204,49 +152,165 @@ void sched_context_cancel_yield_to(struct tcb *yielder)
     yielder->yield_to = NULL;
 }
 
-struct syscall_error decode_sched_context_invocation(struct invocation *inv)
+/* ---- invocations ---- */
+
+/* A SchedContext invocation, decoded: the object it acts on and, for
+ * Bind and UnbindObject, the thread or notification named by extra cap 0
+ * (exactly one of the two is set). */
+struct sched_context_op {
+    word_t label;
+    struct sched_context *sc;
+    struct tcb *tcb;
+    struct notification *notification;
+};
+
+/* Bind (seL4's decodeSchedContext_Bind): a thread or a notification, both
+ * unbound; a blocked thread only to a released context. */
+static struct syscall_error decode_bind(const struct invocation *inv, struct sched_context_op *op)
 {
-    struct sched_context *sc = (struct sched_context *)paddr_to_kptr(cap_obj(inv->cap));
+    struct sched_context *sc = op->sc;
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    cap_t c = inv->extra[0];
+    switch (cap_type(c)) {
+    case CAP_THREAD: {
+        struct tcb *t = tcb_from_paddr(cap_obj(c));
+        if (sc->tcb || t->sc)
+            return error0(ERR_ILLEGAL_OPERATION);
+        if (thread_is_blocked(t) && !sc_released(sc))
+            return error0(ERR_ILLEGAL_OPERATION);
+        op->tcb = t;
+        return no_error();
+    }
+    case CAP_NOTIFICATION: {
+        struct notification *n = notification_from_cap(c);
+        if (sc->notification || n->sc)
+            return error0(ERR_ILLEGAL_OPERATION);
+        op->notification = n;
+        return no_error();
+    }
+    default:
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    }
+}
+
+/* UnbindObject: the thread (not the caller) or notification bound to sc. */
+static struct syscall_error decode_unbind_object(const struct invocation *inv, struct sched_context_op *op)
+{
+    struct sched_context *sc = op->sc;
+    if (inv->n_extra < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    cap_t c = inv->extra[0];
+    switch (cap_type(c)) {
+    case CAP_THREAD: {
+        struct tcb *t = tcb_from_paddr(cap_obj(c));
+        if (sc->tcb != t || t == inv->caller)
+            return error0(ERR_ILLEGAL_OPERATION);
+        op->tcb = t;
+        return no_error();
+    }
+    case CAP_NOTIFICATION:
+        if (sc->notification != notification_from_cap(c))
+            return error0(ERR_ILLEGAL_OPERATION);
+        op->notification = sc->notification;
+        return no_error();
+    default:
+        return error1(ERR_INVALID_CAPABILITY, 1);
+    }
+}
+
+/* Validates the invocation in seL4's order and fills *op; changes nothing. */
+static struct syscall_error decode_sched_context(const struct invocation *inv, struct sched_context_op *op)
+{
+    op->label = inv->label;
+    op->sc = (struct sched_context *)paddr_to_kptr(cap_obj(inv->cap));
+    op->tcb = NULL;
+    op->notification = NULL;
     switch (inv->label) {
     case INV_SCHED_CONTEXT_BIND:
-        return decode_bind(sc, inv);
+        return decode_bind(inv, op);
     case INV_SCHED_CONTEXT_UNBIND:
-        if (sc->tcb == inv->caller)
+        if (op->sc->tcb == inv->caller)
             return error0(ERR_ILLEGAL_OPERATION);
-        sched_context_unbind_tcb(sc);
-        sched_context_unbind_notification(sc);
         return no_error();
     case INV_SCHED_CONTEXT_UNBIND_OBJECT:
-        return decode_unbind_object(sc, inv);
+        return decode_unbind_object(inv, op);
     case INV_SCHED_CONTEXT_CONSUMED:
-        reply_consumed(sc, inv);
         return no_error();
     case INV_SCHED_CONTEXT_YIELD_TO: {
-        struct tcb *t = sc->tcb;
+        struct tcb *t = op->sc->tcb;
         if (!t || t == inv->caller || t->priority > inv->caller->mcp)
             return error0(ERR_ILLEGAL_OPERATION);
-        /* Directed yield: a target that could run now (in a ready queue)
-         * goes to the head of its queue and, at the caller's priority or
-         * above, runs before the caller. A target waiting for its refill or
-         * blocked is not affected. An earlier yielder to this context gets
-         * its answer first. If the target runs first, the caller is told
-         * the consumed time when it next runs (kernel_exit; seL4's
-         * activateThread), so it includes the target's run; a Call gets its
-         * empty success reply now and the words then. Otherwise the answer
-         * is immediate. */
-        struct tcb *caller = inv->caller;
-        sched_context_complete_yield_to(sc->yield_from);
-        bool yields = sched_yield_to_runs_first(t, caller);
-        sched_yield_to(t);
-        if (yields) {
-            caller->yield_to = sc;
-            sc->yield_from = caller;
-        } else {
-            reply_consumed(sc, inv);
-        }
+        op->tcb = t;
         return no_error();
     }
     default:
         return error0(ERR_ILLEGAL_OPERATION);
     }
+}
+
+/* Directed yield to op->tcb, the thread bound to op->sc: a target that
+ * could run now (in a ready queue) goes to the head of its queue and, at
+ * the caller's priority or above, runs before the caller. A target waiting
+ * for its refill or blocked is not affected. An earlier yielder to this
+ * context gets its answer first. If the target runs first, the caller is
+ * told the consumed time when it next runs (kernel_exit; seL4's
+ * activateThread), so it includes the target's run; a Call gets its empty
+ * success reply now and the words then. Otherwise the answer is
+ * immediate. */
+static void perform_yield_to(struct invocation *inv, const struct sched_context_op *op)
+{
+    struct sched_context *sc = op->sc;
+    struct tcb *caller = inv->caller;
+    sched_context_complete_yield_to(sc->yield_from);
+    bool yields = sched_yield_to_runs_first(op->tcb, caller);
+    sched_yield_to(op->tcb);
+    if (yields) {
+        caller->yield_to = sc;
+        sc->yield_from = caller;
+    } else {
+        reply_consumed(sc, inv);
+    }
+}
+
+/* Does what the decoded invocation asks; cannot fail. */
+static void perform_sched_context(struct invocation *inv, const struct sched_context_op *op)
+{
+    struct sched_context *sc = op->sc;
+    switch (op->label) {
+    case INV_SCHED_CONTEXT_BIND:
+        if (op->tcb) {
+            sched_context_bind_tcb(sc, op->tcb);
+        } else {
+            sc->notification = op->notification;
+            op->notification->sc = sc;
+        }
+        return;
+    case INV_SCHED_CONTEXT_UNBIND:
+        sched_context_unbind_tcb(sc);
+        sched_context_unbind_notification(sc);
+        return;
+    case INV_SCHED_CONTEXT_UNBIND_OBJECT:
+        if (op->tcb)
+            sched_context_unbind_tcb(sc);
+        else
+            sched_context_unbind_notification(sc);
+        return;
+    case INV_SCHED_CONTEXT_CONSUMED:
+        reply_consumed(sc, inv);
+        return;
+    default: /* INV_SCHED_CONTEXT_YIELD_TO */
+        perform_yield_to(inv, op);
+        return;
+    }
+}
+
+struct syscall_error invoke_sched_context(struct invocation *inv)
+{
+    struct sched_context_op op;
+    struct syscall_error e = decode_sched_context(inv, &op);
+    if (e.code != ERR_NONE)
+        return e;
+    perform_sched_context(inv, &op);
+    return no_error();
 }

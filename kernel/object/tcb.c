@@ -1,9 +1,9 @@
 /* Thread control blocks: the invocations on a TCB cap (labels 2-17) and TCB
- * finalisation. Every decoder makes seL4's checks in seL4's order
- * (shared/abi/errors-by-invocation.md, TCB) before changing anything; the
- * perform steps cannot fail, except that deleting a cap the TCB held may be
- * preempted, in which case the whole invocation is restarted and re-decoded
- * (as in seL4). */
+ * finalisation. Every decoder makes seL4's checks in seL4's order (seL4's
+ * decodeTCBInvocation and the decode functions it calls) and changes
+ * nothing; the perform steps cannot fail, except that deleting a cap the TCB
+ * held may be preempted, in which case the whole invocation is restarted and
+ * re-decoded (as in seL4). */
 #include <arch/vspace.h>
 #include <cdt.h>
 #include <invocation.h>
@@ -87,6 +87,20 @@ struct tcb_caps {
     cap_t cspace, vspace, buffer, fault, timeout;
     bool set_space, set_buffer, set_fault, set_timeout;
     vaddr_t buffer_addr;
+};
+
+/* A TCB invocation, decoded: the target and what the perform step needs.
+ * Which fields are set depends on the label (each decoder says). */
+struct tcb_op {
+    struct tcb *target;
+    word_t flags;       /* Read/Write/CopyRegisters: the flags word */
+    word_t count;       /* Read/WriteRegisters: registers to transfer */
+    struct tcb *src;    /* CopyRegisters: the source thread */
+    word_t value;       /* SetPriority/SetMCPriority, SetTLSBase, SetFlags (the new flags) */
+    word_t mcp, prio;   /* SetSchedParams */
+    struct sched_context *sc;           /* SetSchedParams: NULL unbinds */
+    struct notification *notification;  /* BindNotification */
+    struct tcb_caps caps;               /* Configure, SetSpace, SetIPCBuffer, SetTimeoutEndpoint, SetSchedParams */
 };
 
 /* Derive and check an IPC-buffer frame cap (Configure step 2, SetIPCBuffer). */
@@ -174,7 +188,7 @@ static void add_step(struct tcb_cap_step *steps, u32 *n, bool *skipping, const s
 /* seL4's installTCBCap: empty the TCB's slot, then copy the new cap in as a
  * child of its source, unless deleting the old cap removed the source cap or
  * the TCB cap being invoked (then the TCB keeps an empty slot). */
-static struct syscall_error install_tcb_cap(struct invocation *inv, struct tcb *target, enum tcb_slot index,
+static struct syscall_error install_tcb_cap(const struct invocation *inv, struct tcb *target, enum tcb_slot index,
                                             cap_t new_cap, cte_t *src)
 {
     cte_t *dest = &target->slots[index];
@@ -186,13 +200,14 @@ static struct syscall_error install_tcb_cap(struct invocation *inv, struct tcb *
     return no_error();
 }
 
-/* The steps one after the other, with a preemption point between two steps
- * (Blackham ch. 5): each step may finalise the last cap to an object, so
- * without it one region would hold up to five finalisations. Stopped there,
- * the call is re-executed as any preempted one; it skips the steps already
- * done (step_done), so every stop follows a step that stays done and the
- * call always gets further. */
-static struct syscall_error perform_tcb_caps(struct invocation *inv, struct tcb *target, const struct tcb_caps *tc)
+/* The perform step of the cap-installing invocations: the steps one after
+ * the other, with a preemption point between two steps (Blackham ch. 5):
+ * each step may finalise the last cap to an object, so without it one
+ * region would hold up to five finalisations. Can stop only there (or in a
+ * preempted delete); the call is then re-executed as any preempted one and
+ * re-decoded; it skips the steps already done (step_done), so every stop
+ * follows a step that stays done and the call always gets further. */
+static struct syscall_error perform_tcb_caps(const struct invocation *inv, struct tcb *target, const struct tcb_caps *tc)
 {
     struct tcb_cap_step steps[5];
     u32 n = 0;
@@ -239,20 +254,27 @@ static struct syscall_error perform_tcb_caps(struct invocation *inv, struct tcb 
     return no_error();
 }
 
-/* ---- decoders, one per label ---- */
+/* ---- one decoder and one perform step per label ---- */
 
-static struct syscall_error decode_read_registers(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_read_registers(const struct invocation *inv, struct tcb_op *op)
 {
-    struct tcb *caller = inv->caller;
     if (inv->length < 2)
         return error0(ERR_TRUNCATED_MESSAGE);
-    word_t flags = get_mr(caller, 0);
-    word_t count = get_mr(caller, 1);
-    if (count < 1 || count > NUM_USER_REGS)
+    op->flags = get_mr(inv->caller, 0);
+    op->count = get_mr(inv->caller, 1);
+    if (op->count < 1 || op->count > NUM_USER_REGS)
         return range_error(1, NUM_USER_REGS);
-    if (target == caller)
+    if (op->target == inv->caller)
         return error0(ERR_ILLEGAL_OPERATION);
-    if (flags & 1)
+    return no_error();
+}
+
+/* Cannot fail. */
+static void perform_read_registers(struct invocation *inv, const struct tcb_op *op)
+{
+    struct tcb *caller = inv->caller, *target = op->target;
+    word_t count = op->count;
+    if (op->flags & 1)
         thread_suspend(target);
     if (inv->call) {
         /* Without an IPC buffer only MR0-MR3 exist; reply_success then
@@ -262,112 +284,116 @@ static struct syscall_error decode_read_registers(struct invocation *inv, struct
             set_mr(caller, k, get_user_reg(target, k));
         inv->n_reply = count;
     }
-    return no_error();
 }
 
-static struct syscall_error decode_write_registers(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_write_registers(const struct invocation *inv, struct tcb_op *op)
 {
-    struct tcb *caller = inv->caller;
     if (inv->length < 2)
         return error0(ERR_TRUNCATED_MESSAGE);
-    word_t flags = get_mr(caller, 0);
-    word_t count = get_mr(caller, 1);
-    if (inv->length - 2 < count)
+    op->flags = get_mr(inv->caller, 0);
+    op->count = get_mr(inv->caller, 1);
+    if (inv->length - 2 < op->count)
         return error0(ERR_TRUNCATED_MESSAGE);
-    if (target == caller)
+    if (op->target == inv->caller)
         return error0(ERR_ILLEGAL_OPERATION);
-    /* seL4 writes at most the 32 registers it knows (count > 32 is no error). */
-    for (word_t k = 0; k < NUM_USER_REGS && k < count; k++)
-        set_user_reg(target, k, get_mr(caller, 2 + k));
-    restart_at_fault_ip(target);
-    if (flags & 1)
-        thread_resume(target);
     return no_error();
 }
 
-static struct syscall_error decode_copy_registers(struct invocation *inv, struct tcb *dest)
+/* Cannot fail. */
+static void perform_write_registers(const struct invocation *inv, const struct tcb_op *op)
+{
+    struct tcb *target = op->target, *caller = inv->caller;
+    word_t count = op->count; /* a local: the stores below cannot change it */
+    /* seL4 writes at most the 32 registers it knows (count > 32 is no error). */
+    for (word_t r = 0; r < NUM_USER_REGS && r < count; r++)
+        set_user_reg(target, r, get_mr(caller, 2 + r));
+    restart_at_fault_ip(target);
+    if (op->flags & 1)
+        thread_resume(target);
+}
+
+static struct syscall_error decode_copy_registers(const struct invocation *inv, struct tcb_op *op)
 {
     if (inv->length < 1 || inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
     if (cap_type(inv->extra[0]) != CAP_THREAD)
         return error1(ERR_INVALID_CAPABILITY, 1);
-    struct tcb *src = cap_tcb(inv->extra[0]);
-    word_t flags = get_mr(inv->caller, 0);
-    /* seL4's order: suspend source, resume target, frame, integer. */
-    if (flags & 1)
+    op->src = cap_tcb(inv->extra[0]);
+    op->flags = get_mr(inv->caller, 0);
+    return no_error();
+}
+
+/* Cannot fail. seL4's order: suspend source, resume target, frame, integer. */
+static void perform_copy_registers(const struct tcb_op *op)
+{
+    struct tcb *src = op->src, *dest = op->target;
+    if (op->flags & 1)
         thread_suspend(src);
-    if (flags & 2)
+    if (op->flags & 2)
         thread_resume(dest);
-    if (flags & 4) {
+    if (op->flags & 4) {
         for (word_t k = 0; k < NUM_FRAME_REGS; k++)
             set_user_reg(dest, k, get_user_reg(src, k));
         restart_at_fault_ip(dest);
     }
-    if (flags & 8) {
+    if (op->flags & 8) {
         for (word_t k = NUM_FRAME_REGS; k < NUM_USER_REGS; k++)
             set_user_reg(dest, k, get_user_reg(src, k));
     }
-    return no_error();
 }
 
-static struct syscall_error decode_configure(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_configure(const struct invocation *inv, struct tcb_op *op)
 {
     struct tcb *caller = inv->caller;
     if (inv->length < 3 || inv->n_extra < 3)
         return error0(ERR_TRUNCATED_MESSAGE);
     word_t cspace_data = get_mr(caller, 0);
     word_t buffer = get_mr(caller, 2);
-    struct tcb_caps tc = {0};
-    struct syscall_error e = decode_ipc_buffer(&tc, buffer, inv->extra_slot[2], inv->extra[2]);
+    op->caps = (struct tcb_caps){0};
+    struct syscall_error e = decode_ipc_buffer(&op->caps, buffer, inv->extra_slot[2], inv->extra[2]);
     if (e.code != ERR_NONE)
         return e;
-    e = decode_space(&tc, target, cspace_data, inv->extra_slot[0], inv->extra[0], inv->extra_slot[1], inv->extra[1]);
-    if (e.code != ERR_NONE)
-        return e;
-    return perform_tcb_caps(inv, target, &tc);
+    return decode_space(&op->caps, op->target, cspace_data, inv->extra_slot[0], inv->extra[0], inv->extra_slot[1],
+                        inv->extra[1]);
 }
 
-static struct syscall_error decode_set_space(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_set_space(const struct invocation *inv, struct tcb_op *op)
 {
-    struct tcb *caller = inv->caller;
     if (inv->length < 2 || inv->n_extra < 3)
         return error0(ERR_TRUNCATED_MESSAGE);
-    word_t cspace_data = get_mr(caller, 0);
-    struct tcb_caps tc = {0};
-    struct syscall_error e =
-        decode_space(&tc, target, cspace_data, inv->extra_slot[1], inv->extra[1], inv->extra_slot[2], inv->extra[2]);
+    word_t cspace_data = get_mr(inv->caller, 0);
+    op->caps = (struct tcb_caps){0};
+    struct syscall_error e = decode_space(&op->caps, op->target, cspace_data, inv->extra_slot[1], inv->extra[1],
+                                          inv->extra_slot[2], inv->extra[2]);
     if (e.code != ERR_NONE)
         return e;
     if (!valid_fault_handler(inv->extra[0]))
         return error1(ERR_INVALID_CAPABILITY, 1);
-    tc.set_fault = true;
-    tc.fault = inv->extra[0];
-    tc.fault_src = inv->extra_slot[0];
-    return perform_tcb_caps(inv, target, &tc);
+    op->caps.set_fault = true;
+    op->caps.fault = inv->extra[0];
+    op->caps.fault_src = inv->extra_slot[0];
+    return no_error();
 }
 
-static struct syscall_error decode_set_ipc_buffer(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_set_ipc_buffer(const struct invocation *inv, struct tcb_op *op)
 {
     if (inv->length < 1 || inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
-    struct tcb_caps tc = {0};
-    struct syscall_error e = decode_ipc_buffer(&tc, get_mr(inv->caller, 0), inv->extra_slot[0], inv->extra[0]);
-    if (e.code != ERR_NONE)
-        return e;
-    return perform_tcb_caps(inv, target, &tc);
+    op->caps = (struct tcb_caps){0};
+    return decode_ipc_buffer(&op->caps, get_mr(inv->caller, 0), inv->extra_slot[0], inv->extra[0]);
 }
 
-static struct syscall_error decode_set_timeout_endpoint(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_set_timeout_endpoint(const struct invocation *inv, struct tcb_op *op)
 {
     if (inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
     if (!valid_fault_handler(inv->extra[0]))
         return error1(ERR_INVALID_CAPABILITY, 1);
-    struct tcb_caps tc = {0};
-    tc.set_timeout = true;
-    tc.timeout = inv->extra[0];
-    tc.timeout_src = inv->extra_slot[0];
-    return perform_tcb_caps(inv, target, &tc);
+    op->caps = (struct tcb_caps){0};
+    op->caps.set_timeout = true;
+    op->caps.timeout = inv->extra[0];
+    op->caps.timeout_src = inv->extra_slot[0];
+    return no_error();
 }
 
 /* Priority and MCP are limited by an explicitly named authority thread's
@@ -379,48 +405,43 @@ static struct syscall_error check_prio(word_t prio, const struct tcb *auth)
     return no_error();
 }
 
-static struct syscall_error decode_set_priority(struct invocation *inv, struct tcb *target, bool mcp)
+/* SetPriority and SetMCPriority: the value in op->value. */
+static struct syscall_error decode_set_priority(const struct invocation *inv, struct tcb_op *op)
 {
     if (inv->length < 1 || inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
     if (cap_type(inv->extra[0]) != CAP_THREAD)
         return error1(ERR_INVALID_CAPABILITY, 1);
-    word_t value = get_mr(inv->caller, 0);
-    struct syscall_error e = check_prio(value, cap_tcb(inv->extra[0]));
-    if (e.code != ERR_NONE)
-        return e;
-    if (mcp)
-        target->mcp = (u32)value;
-    else
-        thread_set_priority(target, (u32)value);
-    return no_error();
+    op->value = get_mr(inv->caller, 0);
+    return check_prio(op->value, cap_tcb(inv->extra[0]));
 }
 
-static struct syscall_error decode_set_sched_params(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_set_sched_params(const struct invocation *inv, struct tcb_op *op)
 {
     struct tcb *caller = inv->caller;
+    struct tcb *target = op->target;
     if (inv->length < 2 || inv->n_extra < 3)
         return error0(ERR_TRUNCATED_MESSAGE);
     if (cap_type(inv->extra[0]) != CAP_THREAD)
         return error1(ERR_INVALID_CAPABILITY, 1);
     struct tcb *auth = cap_tcb(inv->extra[0]);
-    word_t new_mcp = get_mr(caller, 0);
-    word_t new_prio = get_mr(caller, 1);
-    struct syscall_error e = check_prio(new_mcp, auth);
+    op->mcp = get_mr(caller, 0);
+    op->prio = get_mr(caller, 1);
+    struct syscall_error e = check_prio(op->mcp, auth);
     if (e.code != ERR_NONE)
         return e;
-    e = check_prio(new_prio, auth);
+    e = check_prio(op->prio, auth);
     if (e.code != ERR_NONE)
         return e;
-    struct sched_context *sc = NULL;
+    op->sc = NULL;
     cap_t sc_cap = inv->extra[1];
     switch (cap_type(sc_cap)) {
     case CAP_SCHED_CONTEXT:
-        sc = (struct sched_context *)paddr_to_kptr(cap_obj(sc_cap));
-        if (sc != target->sc) {
-            if (target->sc || sc->tcb)
+        op->sc = (struct sched_context *)paddr_to_kptr(cap_obj(sc_cap));
+        if (op->sc != target->sc) {
+            if (target->sc || op->sc->tcb)
                 return error0(ERR_ILLEGAL_OPERATION);
-            if (thread_is_blocked(target) && !sc_released(sc))
+            if (thread_is_blocked(target) && !sc_released(op->sc))
                 return error0(ERR_ILLEGAL_OPERATION);
         }
         break;
@@ -433,28 +454,35 @@ static struct syscall_error decode_set_sched_params(struct invocation *inv, stru
     }
     if (!valid_fault_handler(inv->extra[2]))
         return error1(ERR_INVALID_CAPABILITY, 3);
+    op->caps = (struct tcb_caps){0};
+    op->caps.set_fault = true;
+    op->caps.fault = inv->extra[2];
+    op->caps.fault_src = inv->extra_slot[2];
+    return no_error();
+}
 
-    struct tcb_caps tc = {0};
-    tc.set_fault = true;
-    tc.fault = inv->extra[2];
-    tc.fault_src = inv->extra_slot[2];
-    e = perform_tcb_caps(inv, target, &tc);
+/* Can stop only at a preemption point (perform_tcb_caps), before the
+ * priorities and the binding change. */
+static struct syscall_error perform_set_sched_params(const struct invocation *inv, const struct tcb_op *op)
+{
+    struct tcb *target = op->target;
+    struct syscall_error e = perform_tcb_caps(inv, target, &op->caps);
     if (e.code != ERR_NONE)
         return e;
-    target->mcp = (u32)new_mcp;
-    thread_set_priority(target, (u32)new_prio);
-    if (sc && sc != target->sc)
-        sched_context_bind_tcb(sc, target);
-    else if (!sc && target->sc)
+    target->mcp = (u32)op->mcp;
+    thread_set_priority(target, (u32)op->prio);
+    if (op->sc && op->sc != target->sc)
+        sched_context_bind_tcb(op->sc, target);
+    else if (!op->sc && target->sc)
         sched_context_unbind_tcb(target->sc);
     return no_error();
 }
 
-static struct syscall_error decode_bind_notification(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_bind_notification(const struct invocation *inv, struct tcb_op *op)
 {
     if (inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
-    if (target->bound_notification)
+    if (op->target->bound_notification)
         return error0(ERR_ILLEGAL_OPERATION);
     cap_t c = inv->extra[0];
     if (cap_type(c) != CAP_NOTIFICATION)
@@ -464,74 +492,129 @@ static struct syscall_error decode_bind_notification(struct invocation *inv, str
     struct notification *n = notification_from_cap(c);
     if (!tqueue_empty(&n->queue) || n->bound_tcb)
         return error0(ERR_ILLEGAL_OPERATION);
-    notification_bind_tcb(n, target);
+    op->notification = n;
     return no_error();
 }
 
-static void unbind_notification(struct tcb *t) { notification_unbind_tcb(t); }
+static struct syscall_error decode_unbind_notification(const struct tcb_op *op)
+{
+    if (!op->target->bound_notification)
+        return error0(ERR_ILLEGAL_OPERATION);
+    return no_error();
+}
 
-static struct syscall_error decode_set_flags(struct invocation *inv, struct tcb *target)
+static struct syscall_error decode_set_tls_base(const struct invocation *inv, struct tcb_op *op)
+{
+    if (inv->length < 1)
+        return error0(ERR_TRUNCATED_MESSAGE);
+    op->value = get_mr(inv->caller, 0);
+    return no_error();
+}
+
+/* SetFlags: op->value is the thread's new flags word. */
+static struct syscall_error decode_set_flags(const struct invocation *inv, struct tcb_op *op)
 {
     if (inv->length < 2)
         return error0(ERR_TRUNCATED_MESSAGE);
     word_t clear = get_mr(inv->caller, 0);
     word_t set = get_mr(inv->caller, 1);
-    word_t flags = (target->flags & ~clear) | (set & TCB_FLAG_FPU_DISABLED);
-    thread_set_flags(target, flags);
-    if (inv->call) { /* Send and NBSend write nothing back */
-        set_mr(inv->caller, 0, flags);
-        inv->n_reply = 1;
-    }
+    op->value = (op->target->flags & ~clear) | (set & TCB_FLAG_FPU_DISABLED);
     return no_error();
 }
 
-struct syscall_error decode_tcb_invocation(struct invocation *inv)
+/* Cannot fail. */
+static void perform_set_flags(struct invocation *inv, const struct tcb_op *op)
 {
-    struct tcb *target = cap_tcb(inv->cap);
+    thread_set_flags(op->target, op->value);
+    if (inv->call) { /* Send and NBSend write nothing back */
+        set_mr(inv->caller, 0, op->value);
+        inv->n_reply = 1;
+    }
+}
+
+/* Each label: its decoder, then (if that succeeded) its perform step, in
+ * one switch so that an invocation costs one dispatch. */
+struct syscall_error invoke_tcb(struct invocation *inv)
+{
+    struct tcb_op op;
+    struct syscall_error e;
+    op.target = cap_tcb(inv->cap);
     switch (inv->label) {
     case INV_TCB_READ_REGISTERS:
-        return decode_read_registers(inv, target);
+        e = decode_read_registers(inv, &op);
+        if (e.code == ERR_NONE)
+            perform_read_registers(inv, &op);
+        return e;
     case INV_TCB_WRITE_REGISTERS:
-        return decode_write_registers(inv, target);
+        e = decode_write_registers(inv, &op);
+        if (e.code == ERR_NONE)
+            perform_write_registers(inv, &op);
+        return e;
     case INV_TCB_COPY_REGISTERS:
-        return decode_copy_registers(inv, target);
+        e = decode_copy_registers(inv, &op);
+        if (e.code == ERR_NONE)
+            perform_copy_registers(&op);
+        return e;
     case INV_TCB_CONFIGURE:
-        return decode_configure(inv, target);
+        e = decode_configure(inv, &op);
+        break;
     case INV_TCB_SET_PRIORITY:
-        return decode_set_priority(inv, target, false);
+        e = decode_set_priority(inv, &op);
+        if (e.code == ERR_NONE)
+            thread_set_priority(op.target, (u32)op.value);
+        return e;
     case INV_TCB_SET_MC_PRIORITY:
-        return decode_set_priority(inv, target, true);
+        e = decode_set_priority(inv, &op);
+        if (e.code == ERR_NONE)
+            op.target->mcp = (u32)op.value;
+        return e;
     case INV_TCB_SET_SCHED_PARAMS:
-        return decode_set_sched_params(inv, target);
+        e = decode_set_sched_params(inv, &op);
+        if (e.code == ERR_NONE)
+            e = perform_set_sched_params(inv, &op);
+        return e;
     case INV_TCB_SET_TIMEOUT_ENDPOINT:
-        return decode_set_timeout_endpoint(inv, target);
+        e = decode_set_timeout_endpoint(inv, &op);
+        break;
     case INV_TCB_SET_IPC_BUFFER:
-        return decode_set_ipc_buffer(inv, target);
+        e = decode_set_ipc_buffer(inv, &op);
+        break;
     case INV_TCB_SET_SPACE:
-        return decode_set_space(inv, target);
+        e = decode_set_space(inv, &op);
+        break;
     case INV_TCB_SUSPEND:
-        thread_suspend(target);
+        thread_suspend(op.target); /* nothing to check */
         return no_error();
     case INV_TCB_RESUME:
-        thread_resume(target);
+        thread_resume(op.target); /* nothing to check */
         return no_error();
     case INV_TCB_BIND_NOTIFICATION:
-        return decode_bind_notification(inv, target);
+        e = decode_bind_notification(inv, &op);
+        if (e.code == ERR_NONE)
+            notification_bind_tcb(op.notification, op.target);
+        return e;
     case INV_TCB_UNBIND_NOTIFICATION:
-        if (!target->bound_notification)
-            return error0(ERR_ILLEGAL_OPERATION);
-        unbind_notification(target);
-        return no_error();
+        e = decode_unbind_notification(&op);
+        if (e.code == ERR_NONE)
+            notification_unbind_tcb(op.target);
+        return e;
     case INV_TCB_SET_TLS_BASE:
-        if (inv->length < 1)
-            return error0(ERR_TRUNCATED_MESSAGE);
-        target->ctx.x[REG_TP] = get_mr(inv->caller, 0);
-        return no_error();
+        e = decode_set_tls_base(inv, &op);
+        if (e.code == ERR_NONE)
+            op.target->ctx.x[REG_TP] = op.value;
+        return e;
     case INV_TCB_SET_FLAGS:
-        return decode_set_flags(inv, target);
+        e = decode_set_flags(inv, &op);
+        if (e.code == ERR_NONE)
+            perform_set_flags(inv, &op);
+        return e;
     default:
         return error0(ERR_ILLEGAL_OPERATION);
     }
+    /* Configure, SetTimeoutEndpoint, SetIPCBuffer, SetSpace: the caps. */
+    if (e.code != ERR_NONE)
+        return e;
+    return perform_tcb_caps(inv, op.target, &op.caps);
 }
 
 /* The last cap to t is going away: take it out of the scheduler and unbind
@@ -541,7 +624,7 @@ struct syscall_error decode_tcb_invocation(struct invocation *inv)
 void tcb_finalise(struct tcb *t)
 {
     thread_suspend(t);
-    unbind_notification(t);
+    notification_unbind_tcb(t);
     if (t->sc)
         sched_context_unbind_tcb(t->sc);
     thread_forget(t);

@@ -411,7 +411,7 @@ static void one_call(struct worker *w, int index)
         /* Debug calls that change no state or only a name, and numbers that
          * are no system call (an unknown-syscall fault). */
         static const long others[] = {seL4_SysDebugCapIdentify, seL4_SysDebugNameThread, seL4_SysDebugSnapshot,
-                                      -100, 12, -19};
+                                      KAIROS_SYS_DEBUG_COUNTER, 12, -19};
         sys = (seL4_Word)others[below(r, 6)];
         in.a0 = cap;
     }
@@ -917,8 +917,8 @@ int main(void)
            (unsigned long long)stats.faults[seL4_Fault_Timeout], (unsigned long long)stats.fault_msgs);
     printf("fuzz: device interrupts delivered %llu (alarms armed %llu), kernel entries %lu, invariant checks %lu, "
            "preemption restarts %lu\n",
-           (unsigned long long)stats.irqs, (unsigned long long)stats.alarms, (unsigned long)kairos_debug_counter(1),
-           (unsigned long)kairos_debug_counter(4), (unsigned long)kairos_debug_counter(0));
+           (unsigned long long)stats.irqs, (unsigned long long)stats.alarms, (unsigned long)kairos_debug_counter(KAIROS_COUNTER_KERNEL_ENTRIES),
+           (unsigned long)kairos_debug_counter(KAIROS_COUNTER_INVARIANT_CHECKS), (unsigned long)kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS));
     printf("fuzz: digest %016llx\n", (unsigned long long)digest);
     printf("fuzz: crashes 0, hangs %d, invariant violations 0\n", hang ? 1 : 0);
     if (hang)

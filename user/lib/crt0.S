@@ -2,7 +2,7 @@
  * Kairos root-task entry.
  *
  * The kernel starts the root task with a0 = BootInfo address, pc = ELF
- * entry and every other register zero (shared/abi/behaviour.md a.5).
+ * entry and every other register zero (docs/boot.md).
  * Set up gp and a stack, then hand over to C; .bss arrives zero-filled
  * (the kernel loads p_memsz beyond p_filesz as zeros), so nothing is
  * cleared here.

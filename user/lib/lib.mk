@@ -25,9 +25,11 @@ USER_CFLAGS := $(USER_ARCH_FLAGS) --specs=picolibc.specs -std=c11 -O2 -g \
 	-ffreestanding -fno-common -ffunction-sections -fdata-sections \
 	-fno-stack-protector -fno-pic \
 	-Wall -Wextra -Werror \
-	-I$(USER_LIB_DIR)/include
+	-I$(USER_LIB_DIR)/include -Ikernel/include/uapi
 
-USER_ASFLAGS := $(USER_ARCH_FLAGS) -g -I$(USER_LIB_DIR)/include
+# kernel/include/uapi: the numbers the kernel and the library share
+# (kairos/debug_calls.h).
+USER_ASFLAGS := $(USER_ARCH_FLAGS) -g -I$(USER_LIB_DIR)/include -Ikernel/include/uapi
 
 USER_LDFLAGS := $(USER_ARCH_FLAGS) --specs=picolibc.specs -static -nostartfiles \
 	-T$(USER_LIB_DIR)/roottask.ld -Wl,--gc-sections -Wl,-z,max-page-size=4096 \

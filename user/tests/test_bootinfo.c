@@ -1,5 +1,5 @@
 /* BootInfo as the kernel hands it over, checked against seL4's rules
- * (shared/abi/behaviour.md (a)) and the device tree QEMU passed. Also prints
+ * (docs/boot.md) and the device tree QEMU passed. Also prints
  * the untyped list and a CRC of the device tree, which the host test compares
  * with QEMU's own dump of the tree. */
 #include <ktest.h>

@@ -1,6 +1,6 @@
 /*
  * CSpace: every check of the CNode invocations in seL4's order with its
- * error payload (shared/abi/errors-by-invocation.md "CNode", G, S), the
+ * error payload (seL4's decodeCNodeInvocation), the
  * lookup-failure details (behaviour.md (e)), the derivation rules
  * (behaviour.md (f)), the derivation tree (badged subtrees, revoke, delete
  * of CNodes holding caps), and preemption of long deletes and revokes.
@@ -12,6 +12,7 @@
  * revoked and deleted at the end of the test that made them.
  */
 #include <ktest.h>
+#include <threads.h>
 #include <sel4/sel4.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,8 +40,6 @@ enum { LF_INVALID_ROOT = 1, LF_MISSING_CAP = 2, LF_DEPTH_MISMATCH = 3, LF_GUARD_
 #define ROOT seL4_CapInitThreadCNode
 #define D 64 /* depth of a root-CNode slot number */
 
-/* Kernel counter ids (docs/kernel.md), read with kairos_debug_counter(). */
-#define COUNTER_PREEMPTION_RESTARTS 0
 
 static seL4_Word ident(seL4_CPtr s) { return seL4_DebugCapIdentify(s); }
 
@@ -1034,9 +1033,9 @@ KTEST(cnode, long_delete_preempted)
     for (seL4_Word i = 0; i < (1ul << BIG); i += (1ul << BIG) / 32)
         KASSERT_EQ(seL4_CNode_Copy(c, i, BIG, ROOT, ep, D, seL4_AllRights), seL4_NoError);
     KASSERT_EQ(seL4_CNode_Copy(c, (1ul << BIG) - 1, BIG, ROOT, ep, D, seL4_AllRights), seL4_NoError);
-    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     KASSERT_EQ(del(c), seL4_NoError);
-    seL4_Word after = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word after = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     KASSERT_MSG(after > before, "delete of a 2^%d-slot CNode was never preempted", BIG);
     printf("ktest: cnode/long_delete_preempted: %lu restarts\n", (unsigned long)(after - before));
     KASSERT_EQ(ident(c), TAG_NULL);
@@ -1065,9 +1064,9 @@ KTEST(cnode, long_revoke_preempted)
         KASSERT_EQ(seL4_Untyped_Retype(ut, seL4_EndpointObject, 0, c2, 0, 0, k * 256, 256), seL4_NoError);
     for (seL4_Word i = 0; i < 1024; i += 32)
         KASSERT_EQ(seL4_CNode_Copy(c, i * 256, BIG, c2, i, 12, seL4_AllRights), seL4_NoError);
-    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     KASSERT_EQ(revoke(ut), seL4_NoError);
-    seL4_Word after = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word after = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     KASSERT_MSG(after > before, "revoke was never preempted");
     printf("ktest: cnode/long_revoke_preempted: %lu restarts\n", (unsigned long)(after - before));
     KASSERT_EQ(ident(c), TAG_NULL);
@@ -1104,20 +1103,6 @@ static void zombie_watcher(seL4_Word self, seL4_Word unused)
     }
 }
 
-static seL4_Word reg_gp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, gp" : "=r"(v));
-    return v;
-}
-
-static seL4_Word reg_tp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
-}
-
 KTEST(cnode, zombie_seen_mid_delete)
 {
     start();
@@ -1139,8 +1124,8 @@ KTEST(cnode, zombie_seen_mid_delete)
         seL4_UserContext regs = {0};
         regs.pc = (seL4_Word)zombie_watcher;
         regs.sp = (seL4_Word)&watcher_stack[WATCHER_STACK_WORDS];
-        regs.gp = reg_gp();
-        regs.tp = reg_tp();
+        regs.gp = kt_read_gp();
+        regs.tp = kt_read_tp();
         regs.a0 = tcb;
         KASSERT_EQ(seL4_TCB_WriteRegisters(tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), seL4_NoError);
         KASSERT_EQ(del(c), seL4_NoError);

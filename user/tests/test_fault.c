@@ -6,7 +6,7 @@
  * resumes the thread with the registers sent, another label leaves an
  * unknown-syscall or exception thread inactive; a handler receiving with
  * Wait leaves the faulting thread inactive; a passive handler runs on the
- * faulting thread's SC and gives it back. shared/abi/behaviour.md (h), k.3.
+ * faulting thread's SC and gives it back. (seL4 MCS; docs/ipc.md "Faults").
  *
  * The root is the handler (it has an IPC buffer, so it sees whole
  * messages) unless a test says otherwise; children from framework/threads.h.

@@ -7,7 +7,7 @@
  * gets the reply, an active reply object given to Recv cancels its caller,
  * deleting a reply); scheduling-context donation to passive servers,
  * nested, and a message to a server without an SC.
- * shared/abi/behaviour.md c.1-c.5, k.1, k.3-k.5; errors-by-invocation.md G.
+ * seL4 MCS IPC semantics as docs/ipc.md states them.
  *
  * Children come from framework/threads.h. The root drops to a low
  * priority so that children it wakes run at once.

@@ -8,7 +8,7 @@
  * faults of a bad receive, cancellation by Suspend/Resume (restart) and by
  * deleting the notification (waiters re-execute their Wait), and the error
  * checks of TCB_BindNotification, SchedContext_Bind/UnbindObject with
- * notifications. shared/abi/behaviour.md c.1, c.4, c.5, k.4, k.5.
+ * notifications. seL4 MCS notification semantics (docs/ipc.md).
  *
  * Memory: objects come from the largest RAM untyped (which keeps children,
  * so it is never reset). Slots: empty root-CNode slots from five eighths
@@ -162,20 +162,6 @@ typedef struct {
 static child_t children[MAX_CHILDREN];
 static int n_children;
 
-static seL4_Word read_gp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, gp" : "=r"(v));
-    return v;
-}
-
-static seL4_Word read_tp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
-}
-
 static void root_prio(seL4_Word p) { KASSERT_EQ(seL4_TCB_SetPriority(SELF, SELF, p), seL4_NoError); }
 
 /* Stop every child of this file (also after a failed test) and put the
@@ -212,8 +198,8 @@ static void start(child_t *c, void (*fn)(seL4_Word, seL4_Word, seL4_Word), seL4_
     seL4_UserContext regs = {0};
     regs.pc = (seL4_Word)fn;
     regs.sp = (seL4_Word)&child_stacks[c - children][CHILD_STACK_WORDS];
-    regs.gp = read_gp();
-    regs.tp = read_tp();
+    regs.gp = kt_read_gp();
+    regs.tp = kt_read_tp();
     regs.a0 = a0;
     regs.a1 = a1;
     regs.a2 = a2;

@@ -140,20 +140,6 @@ typedef struct {
 static s_child_t s_children[S_MAX];
 static int s_n;
 
-static seL4_Word reg_gp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, gp" : "=r"(v));
-    return v;
-}
-
-static seL4_Word reg_tp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
-}
-
 /* Stop every child and give the root back its priority and boot budget. */
 static void s_reset(void)
 {
@@ -186,8 +172,8 @@ static s_child_t *s_spawn(seL4_Word prio, seL4_Word budget, seL4_Word period, vo
     seL4_UserContext regs = {0};
     regs.pc = (seL4_Word)fn;
     regs.sp = (seL4_Word)stack_top;
-    regs.gp = reg_gp();
-    regs.tp = reg_tp();
+    regs.gp = kt_read_gp();
+    regs.tp = kt_read_tp();
     regs.a0 = a0;
     regs.a1 = a1;
     KASSERT_EQ(seL4_TCB_WriteRegisters(c->tcb, true, 0, sizeof(regs) / sizeof(seL4_Word), &regs), seL4_NoError);
@@ -648,8 +634,6 @@ KTEST(sched, release_order_is_release_time_not_queueing_order)
         KASSERT_EQ(ro_log[S_MAX], (seL4_Word)(S_MAX - 1)); /* the shortest period comes back first */
 }
 
-#define COUNTER_RELEASE_BATCH_MAX 9
-#define COUNTER_RELEASE_STOPPED 10
 
 KTEST(sched, threads_due_together_are_released_at_one_entry_in_order)
 {
@@ -672,8 +656,8 @@ KTEST(sched, threads_due_together_are_released_at_one_entry_in_order)
     KASSERT_MSG(logged >= 2 * S_MAX, "only %lu jobs", (unsigned long)logged);
     printf("ktest: sched/threads_due_together: largest release batch %lu, %lu stopped at a preemption point, "
            "first jobs %lu us apart\n",
-           (unsigned long)kairos_debug_counter(COUNTER_RELEASE_BATCH_MAX),
-           (unsigned long)kairos_debug_counter(COUNTER_RELEASE_STOPPED),
+           (unsigned long)kairos_debug_counter(KAIROS_COUNTER_RELEASE_BATCH_MAX),
+           (unsigned long)kairos_debug_counter(KAIROS_COUNTER_RELEASE_STOPPED),
            (unsigned long)((ro_time[S_MAX - 1] - ro_time[0]) / ticks_per_us()));
     if (exact_time()) {
         ro_check_second_round(S_MAX, period_us, 0);
@@ -682,9 +666,9 @@ KTEST(sched, threads_due_together_are_released_at_one_entry_in_order)
             KASSERT_EQ(ro_log[S_MAX + i], (seL4_Word)i);
         /* Several due at one entry: released together, or (preempt=force)
          * the rest left at a preemption point for the next entry. */
-        KASSERT_MSG(kairos_debug_counter(COUNTER_RELEASE_BATCH_MAX) >= 2 ||
-                        kairos_debug_counter(COUNTER_RELEASE_STOPPED) >= 1,
-                    "largest release batch %lu", (unsigned long)kairos_debug_counter(COUNTER_RELEASE_BATCH_MAX));
+        KASSERT_MSG(kairos_debug_counter(KAIROS_COUNTER_RELEASE_BATCH_MAX) >= 2 ||
+                        kairos_debug_counter(KAIROS_COUNTER_RELEASE_STOPPED) >= 1,
+                    "largest release batch %lu", (unsigned long)kairos_debug_counter(KAIROS_COUNTER_RELEASE_BATCH_MAX));
     }
 }
 
@@ -702,11 +686,11 @@ KTEST(sched, release_loop_stopped_at_a_preemption_point_goes_on_in_order)
     uint64_t period_us[S_MAX];
     for (int i = 0; i < S_MAX; i++)
         period_us[i] = 20000;
-    seL4_Word stopped = kairos_debug_counter(COUNTER_RELEASE_STOPPED);
+    seL4_Word stopped = kairos_debug_counter(KAIROS_COUNTER_RELEASE_STOPPED);
     bool complete;
     seL4_Word logged = ro_run(S_MAX, period_us, 30000, 16, &complete);
     KASSERT_MSG(logged >= 2 * S_MAX, "only %lu jobs", (unsigned long)logged);
-    stopped = kairos_debug_counter(COUNTER_RELEASE_STOPPED) - stopped;
+    stopped = kairos_debug_counter(KAIROS_COUNTER_RELEASE_STOPPED) - stopped;
     printf("ktest: sched/release_loop_stopped: %lu stops with threads still due\n", (unsigned long)stopped);
     if (!exact_time())
         return;
@@ -976,10 +960,10 @@ KTEST(sched, report_measurements)
     for (int i = 0; i < 4; i++)
         seL4_Yield();
     s_reset();
-    unsigned long reprograms = kairos_debug_counter(16), switches = kairos_debug_counter(18);
+    unsigned long reprograms = kairos_debug_counter(KAIROS_COUNTER_TIMER_REPROGRAMS), switches = kairos_debug_counter(KAIROS_COUNTER_SC_SWITCHES);
     printf("sched-counters: timer-reprograms %lu reprogram-instret %lu sc-switches %lu sc-switch-instret %lu "
            "sc-switch-max-instret %lu sstc %lu overrun-max-ticks %lu\n",
-           reprograms, kairos_debug_counter(17), switches, kairos_debug_counter(19), kairos_debug_counter(20), kairos_debug_counter(21), kairos_debug_counter(22));
+           reprograms, kairos_debug_counter(KAIROS_COUNTER_TIMER_REPROGRAM_INSTRET), switches, kairos_debug_counter(KAIROS_COUNTER_SC_SWITCH_INSTRET), kairos_debug_counter(KAIROS_COUNTER_SC_SWITCH_MAX_INSTRET), kairos_debug_counter(KAIROS_COUNTER_SSTC), kairos_debug_counter(KAIROS_COUNTER_OVERRUN_MAX_TICKS));
     KASSERT(reprograms > 0);
     KASSERT(switches > 0);
 }

@@ -2,7 +2,7 @@
  * Threads and the minimal MCS path: every check of the TCB invocations
  * (labels 2-17), DomainSet_Set (30), SchedControl_ConfigureFlags (31) and
  * the SchedContext invocations (32-36) in seL4's order with their error
- * payloads (shared/abi/errors-by-invocation.md), and second threads in the
+ * payloads (seL4's decodeTCBInvocation), and second threads in the
  * root task's CSpace and VSpace: running, registers, suspend/resume,
  * priorities and MCP, per-thread FP state with the FPU disabled and enabled.
  *
@@ -171,20 +171,6 @@ typedef struct {
 static child_t children[MAX_CHILDREN];
 static int n_children;
 
-static seL4_Word read_gp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, gp" : "=r"(v));
-    return v;
-}
-
-static seL4_Word read_tp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
-}
-
 /* Stop every child an earlier test left behind (also after a failure). */
 static void stop_children(void)
 {
@@ -218,8 +204,8 @@ static void start_child(child_t *c, void (*fn)(seL4_Word, seL4_Word), seL4_Word 
     seL4_UserContext regs = {0};
     regs.pc = (seL4_Word)fn;
     regs.sp = (seL4_Word)c->stack_top;
-    regs.gp = read_gp();
-    regs.tp = read_tp();
+    regs.gp = kt_read_gp();
+    regs.tp = kt_read_tp();
     regs.a0 = a0;
     regs.a1 = a1;
     KASSERT_EQ(seL4_TCB_WriteRegisters(c->tcb, resume, 0, sizeof(regs) / sizeof(seL4_Word), &regs), seL4_NoError);
@@ -499,8 +485,8 @@ KTEST(tcb, read_registers_of_a_suspended_thread)
     KASSERT_EQ(r.pc, (seL4_Word)reg_child_spin);
     KASSERT_EQ(r.ra, 0x1001);
     KASSERT_EQ(r.sp, (seL4_Word)c->stack_top);
-    KASSERT_EQ(r.gp, read_gp());
-    KASSERT_EQ(r.tp, read_tp());
+    KASSERT_EQ(r.gp, kt_read_gp());
+    KASSERT_EQ(r.tp, kt_read_tp());
     for (int i = 4; i < 31; i++)
         KASSERT_MSG(ctx_reg(&r, i) == 0x1000ul + (seL4_Word)i, "register %d = %#lx", i,
                     (unsigned long)ctx_reg(&r, i));
@@ -525,7 +511,7 @@ KTEST(tcb, read_registers_reply_length_is_count)
     KASSERT_EQ(r.mr[4], 0x1004);
     r = invoke(c->tcb, TCBReadRegisters, 2, W(0, 32), 0, NOC);
     EXPECT_REPLY(r, seL4_NoError, 32);
-    KASSERT_EQ(seL4_GetMR(31), read_tp());
+    KASSERT_EQ(seL4_GetMR(31), kt_read_tp());
     KASSERT_EQ(seL4_GetMR(16), 0x1010);
     stop_children();
 }
@@ -541,13 +527,13 @@ KTEST(tcb, write_registers_and_resume)
         wv[i] = 0x2000 + (seL4_Word)i;
     w.pc = (seL4_Word)reg_record;
     w.sp = (seL4_Word)c->stack_top;
-    w.gp = read_gp();
+    w.gp = kt_read_gp();
     w.tp = 0x201f;
     KASSERT_EQ(seL4_TCB_WriteRegisters(c->tcb, true, 0, 32, &w), seL4_NoError);
     KASSERT(wait_for(&reg_dump_done, 1));
     KASSERT_EQ(reg_dump[0], (seL4_Word)reg_record);
     KASSERT_EQ(reg_dump[2], (seL4_Word)c->stack_top);
-    KASSERT_EQ(reg_dump[3], read_gp());
+    KASSERT_EQ(reg_dump[3], kt_read_gp());
     KASSERT_EQ(reg_dump[1], 0x2001);
     for (int i = 4; i < 32; i++)
         KASSERT_MSG(reg_dump[i] == 0x2000ul + (seL4_Word)i, "register %d = %#lx", i, (unsigned long)reg_dump[i]);
@@ -604,7 +590,7 @@ KTEST(tcb, copy_registers)
     KASSERT_EQ(seL4_TCB_ReadRegisters(b->tcb, false, 0, 32, &rb), seL4_NoError);
     KASSERT_EQ(rb.a0, 0x1010);
     KASSERT_EQ(rb.t6, 0x101e);
-    KASSERT_EQ(rb.tp, read_tp());
+    KASSERT_EQ(rb.tp, kt_read_tp());
     /* The source is suspended: its pc stays. Resume the target (flag 2):
      * b runs a's spin loop on a's stack (a is stopped). */
     KASSERT_EQ(seL4_TCB_CopyRegisters(b->tcb, a->tcb, false, true, false, false, 0), seL4_NoError);

@@ -1,6 +1,6 @@
 /*
  * Untyped memory: every check of seL4_Untyped_Retype in seL4's order with
- * its error payload (shared/abi/errors-by-invocation.md "Untyped", G, S),
+ * its error payload (seL4's decodeUntypedInvocation),
  * placement and watermark rules, device untypeds, the fan-out limit, and
  * the lazy, preemptible reset of boot untypeds (behaviour.md a.4).
  *
@@ -250,7 +250,6 @@ static void make_full(seL4_CPtr ut)
     KASSERT_EQ(seL4_CNode_Delete(ROOT, c, 64), seL4_NoError);
 }
 
-#define COUNTER_PREEMPTION_RESTARTS 0
 
 /* ================================================================== */
 /* Checks in seL4's order                                              */
@@ -957,9 +956,9 @@ KTEST(untyped, reset_of_a_big_untyped_is_preempted)
     seL4_CPtr ut = ut_slot(i);
     make_full(ut); /* in case an earlier suite used it: all of it gets zeroed */
     seL4_CPtr s = alloc_slot();
-    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 1));
-    seL4_Word after = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word after = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     KASSERT_MSG(after > before, "no preemption restart while zeroing 2^%lu bytes", (unsigned long)bits);
     KASSERT_EQ(seL4_DebugCapIdentify(s), TAG_ENDPOINT);
     /* Completed correctly: the endpoint is at the base, the rest is free. */
@@ -980,7 +979,7 @@ KTEST(untyped, retype_preempted_part_way_finishes_in_place)
     bool forced = kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v));
     seL4_CPtr ut = carve(21);
     seL4_CPtr s = alloc_slots(257);
-    seL4_Word before = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS);
+    seL4_Word before = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
     for (int round = 0; round < 2; round++) {
         EXPECT_OK(retype_to(ut, seL4_RISCV_4K_Page, 0, s, 256));
         seL4_Word base = frame_paddr(s);
@@ -998,7 +997,7 @@ KTEST(untyped, retype_preempted_part_way_finishes_in_place)
         for (seL4_Word i = 0; i < 257; i++)
             KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_NULL);
     }
-    seL4_Word restarts = kairos_debug_counter(COUNTER_PREEMPTION_RESTARTS) - before;
+    seL4_Word restarts = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS) - before;
     printf("ktest: untyped/retype_preempted_part_way: %lu restarts\n", (unsigned long)restarts);
     if (forced)
         KASSERT_MSG(restarts >= 100, "only %lu restarts under preempt=force", (unsigned long)restarts);

@@ -2,7 +2,7 @@
  * Address spaces (issue 3 item 4): PageTable_Map/Unmap, Page_Map/Unmap/
  * GetAddress, ASIDControl_MakePool, ASIDPool_Assign.
  *
- * Every check of shared/abi/errors-by-invocation.md "RISC-V MMU" (labels
+ * Every check of seL4's RISC-V MMU decode functions (labels
  * 37-43) with its error code and message registers, seL4's FailedLookup level
  * protocol (30, then 21) that libsel4utils relies on, mappings read back
  * through two addresses, rights and execute-never, large frames, a second

@@ -1,17 +1,20 @@
 /* Runs last (link order follows file names): reports the kernel's debug
  * counters for the whole suite, read with Kairos's debug-only system call
- * (a7 = -100). Under `-icount shift=0` the longest entry is exact. */
+ * (KAIROS_SYS_DEBUG_COUNTER). Under `-icount shift=0` the longest entry is exact. */
 #include <ktest.h>
 #include <stdio.h>
 
 KTEST(zz_report, kernel_counters)
 {
-    unsigned long entries = kairos_debug_counter(1);
+    unsigned long entries = kairos_debug_counter(KAIROS_COUNTER_KERNEL_ENTRIES);
     printf("kernel-counters: entries %lu preemption-restarts %lu longest-entry %lu longest-syscall %ld "
            "invariant-checks %lu longest-whole-entry %lu longest-entry-label %lu\n",
-           entries, kairos_debug_counter(0), kairos_debug_counter(2), (long)kairos_debug_counter(3), kairos_debug_counter(4),
-           kairos_debug_counter(5), kairos_debug_counter(6));
+           entries, kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS),
+           kairos_debug_counter(KAIROS_COUNTER_LONGEST_ENTRY_INSTRET),
+           (long)kairos_debug_counter(KAIROS_COUNTER_LONGEST_ENTRY_SYSCALL),
+           kairos_debug_counter(KAIROS_COUNTER_INVARIANT_CHECKS), kairos_debug_counter(KAIROS_COUNTER_LONGEST_WHOLE_ENTRY),
+           kairos_debug_counter(KAIROS_COUNTER_LONGEST_ENTRY_LABEL));
     /* The check flavour counts every entry and checks after every call. */
     KASSERT(entries > 0);
-    KASSERT(kairos_debug_counter(4) > 0);
+    KASSERT(kairos_debug_counter(KAIROS_COUNTER_INVARIANT_CHECKS) > 0);
 }

@@ -213,7 +213,7 @@ static void invoke_one(void)
         struct syscall_error e;
         switch (cap_type(slot->cap)) {
         case CAP_CNODE:
-            e = decode_cnode_invocation(&inv);
+            e = invoke_cnode(&inv);
             break;
         case CAP_UNTYPED:
             e = decode_untyped_invocation(&inv);

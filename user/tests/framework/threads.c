@@ -67,20 +67,6 @@ static kt_thread_t threads[KT_MAX_THREADS];
 static int n_threads;
 static bool buffer_used[KT_NUM_IPC_BUFFERS];
 
-static seL4_Word read_gp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, gp" : "=r"(v));
-    return v;
-}
-
-static seL4_Word read_tp(void)
-{
-    seL4_Word v;
-    __asm__ volatile("mv %0, tp" : "=r"(v));
-    return v;
-}
-
 void kt_root_prio(seL4_Word prio) { KASSERT_EQ(seL4_TCB_SetPriority(KT_SELF, KT_SELF, prio), seL4_NoError); }
 
 void kt_yield_n(int n)
@@ -142,8 +128,8 @@ void kt_thread_start(kt_thread_t *t, void (*fn)(seL4_Word, seL4_Word, seL4_Word)
     seL4_UserContext regs = {0};
     regs.pc = (seL4_Word)fn;
     regs.sp = (seL4_Word)&stacks[t->index][STACK_WORDS];
-    regs.gp = read_gp();
-    regs.tp = read_tp();
+    regs.gp = kt_read_gp();
+    regs.tp = kt_read_tp();
     regs.a0 = a0;
     regs.a1 = a1;
     regs.a2 = a2;

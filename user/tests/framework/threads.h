@@ -1,7 +1,6 @@
 /*
  * Shared test helpers for tests that run child threads (test_ipc.c,
- * test_fault.c; the older test_notification.c and test_tcb.c still carry
- * their own copies).
+ * test_fault.c, test_notification.c, test_tcb.c, test_sched.c).
  *
  * Children share the root's image, CSpace and VSpace, run at a chosen
  * priority on an optional round-robin SC of 1 ms, and optionally have an
@@ -23,6 +22,20 @@
 #define KT_SELF seL4_CapInitThreadTCB
 #define KT_MAX_THREADS 6
 #define KT_NUM_IPC_BUFFERS 3
+
+/* The root's gp and tp: a child that shares the root's image needs both. */
+static inline seL4_Word kt_read_gp(void)
+{
+    seL4_Word v;
+    __asm__ volatile("mv %0, gp" : "=r"(v));
+    return v;
+}
+static inline seL4_Word kt_read_tp(void)
+{
+    seL4_Word v;
+    __asm__ volatile("mv %0, tp" : "=r"(v));
+    return v;
+}
 
 seL4_CPtr kt_slot(void);
 /* The largest RAM untyped, which every test file retypes from: it keeps

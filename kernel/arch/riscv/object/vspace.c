@@ -2,7 +2,7 @@
  * ASIDControl_MakePool and ASIDPool_Assign (labels 37-43).
  *
  * Each decoder makes seL4's checks in seL4's order
- * (shared/abi/errors-by-invocation.md, "RISC-V MMU") and changes nothing;
+ * (seL4's src/arch/riscv/object/objecttype.c and vspace.c decode functions) and changes nothing;
  * only then does its perform step run, which cannot fail. The longest step
  * here is zeroing a page table on PageTable_Unmap (512 stores) or zeroing a
  * new ASID pool (4 KiB); everything else is a walk of at most three levels or

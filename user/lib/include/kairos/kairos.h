@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sel4/sel4.h>
+#include <kairos/debug_calls.h> /* kernel/include/uapi: call numbers, counter ids */
 
 /* ---- runtime ------------------------------------------------------- */
 
@@ -47,17 +48,14 @@ static inline seL4_Word kairos_max_extra_refills(seL4_Word size_bits)
 /* ---- Kairos kernel counters (debug builds only) ----------------------- */
 
 /* Read one of the kernel's debug counters with Kairos's debug-only system
- * call (a7 = -100, a0 = counter id, value returned in a0; docs/kernel.md).
+ * call (a7 = KAIROS_SYS_DEBUG_COUNTER, a0 = counter id, value returned in a0; docs/kernel.md).
  * An seL4 kernel would treat the call as an unknown system call. */
 seL4_Word kairos_debug_counter(seL4_Word id);
 
-/* Counter ids (kernel/include/preemption.h enum debug_counter). */
-#define KAIROS_COUNTER_PREEMPTION_RESTARTS 0  /* system calls stopped at a preemption point */
-#define KAIROS_COUNTER_FASTPATH_CALL 7        /* Calls that took the fastpath */
-#define KAIROS_COUNTER_FASTPATH_REPLY_RECV 8  /* ReplyRecvs that took the fastpath */
+/* Counter ids: KAIROS_COUNTER_* in <kairos/debug_calls.h>. */
 
 /* Turn the IPC fastpath on (true) or off (false) for every later system
- * call; returns whether it was on. Debug builds only (a7 = -101); an seL4
+ * call; returns whether it was on. Debug builds only (a7 = KAIROS_SYS_DEBUG_FASTPATH); an seL4
  * kernel would treat it as an unknown system call. The boot argument
  * "fastpath=off" starts the kernel with it off (docs/ipc.md "Fastpath"). */
 bool kairos_debug_set_fastpath(bool on);

@@ -1,6 +1,6 @@
 /*
  * Kairos user library: BootInfo and the root task's initial CSpace
- * (shared/abi/struct-layouts.txt, initial-caps.txt, bootinfo-ids.txt).
+ * (libsel4's sel4/bootinfo_types.h).
  */
 #ifndef SEL4_BOOTINFO_H
 #define SEL4_BOOTINFO_H

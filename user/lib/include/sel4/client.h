@@ -1,6 +1,6 @@
 /*
  * Kairos user library: invocation wrappers for every seL4 MCS riscv64
- * object method (shared/abi/invocations.md, 44 stubs).
+ * object method (libsel4's generated client stubs, 44 of them).
  *
  * Each wrapper is a Call on the service cap with label = invocation
  * label, the listed extra caps in the IPC buffer's caps slots, and the

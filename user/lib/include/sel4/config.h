@@ -2,7 +2,7 @@
  * Kairos user library: kernel configuration as seen by user programs.
  *
  * These are the configuration values of the seL4 MCS riscv64 build whose
- * ABI Kairos implements (shared/abi/constants.txt, behaviour.md (n)).
+ * ABI Kairos implements (seL4's default MCS riscv64 configuration).
  * Programs test them with #ifdef / #if, exactly as they would against a
  * seL4 build's generated configuration header.
  */

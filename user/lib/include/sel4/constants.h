@@ -1,5 +1,5 @@
 /*
- * Kairos user library: seL4 constants (shared/abi/constants.txt,
+ * Kairos user library: seL4 constants (libsel4's sel4/constants.h for MCS riscv64,
  * object-types.txt, enums-all.txt).
  */
 #ifndef SEL4_CONSTANTS_H

@@ -1,4 +1,4 @@
-/* Kairos user library: seL4_Error codes (shared/abi/errors.txt). */
+/* Kairos user library: seL4_Error codes (libsel4's sel4/errors.h). */
 #ifndef SEL4_ERRORS_H
 #define SEL4_ERRORS_H
 

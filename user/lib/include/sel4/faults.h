@@ -1,5 +1,5 @@
 /*
- * Kairos user library: fault messages (shared/abi/faults.txt,
+ * Kairos user library: fault messages (libsel4's sel4/faults.h and sel4/arch/faults.h,
  * behaviour.md (h)).
  *
  * A fault arrives at the handler as a message whose label is the fault

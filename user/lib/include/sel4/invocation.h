@@ -1,4 +1,4 @@
-/* Kairos user library: invocation labels (shared/abi/enums-all.txt). */
+/* Kairos user library: invocation labels (libsel4's generated invocation enums, MCS riscv64). */
 #ifndef SEL4_INVOCATION_H
 #define SEL4_INVOCATION_H
 

@@ -1,7 +1,7 @@
 /*
  * Kairos user library: the seL4 API (MCS, riscv64), umbrella header.
  *
- * Written for Kairos from the ABI facts in shared/abi/; names follow seL4
+ * Written for Kairos from the ABI facts of libsel4 (MCS riscv64); names follow seL4
  * so that seL4 programs compile unchanged against the parts covered.
  */
 #ifndef SEL4_SEL4_H

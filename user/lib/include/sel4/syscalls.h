@@ -1,8 +1,7 @@
 /*
  * Kairos user library: seL4 MCS system-call stubs for riscv64.
  *
- * Register convention (shared/abi/README.md "System calls",
- * behaviour.md (c)):
+ * Register convention (libsel4's riscv sel4/arch/syscalls.h):
  *   a7  syscall number        a0  cptr in / badge out
  *   a1  message info in/out   a2-a5  MR0-MR3 in/out
  *   a6  reply object (Recv, NBRecv, ReplyRecv, NBSendRecv) or the

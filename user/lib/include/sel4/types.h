@@ -1,8 +1,8 @@
 /*
  * Kairos user library: seL4 API types (MCS, riscv64).
  *
- * Layouts follow shared/abi/struct-layouts.txt and the word formats of
- * shared/abi/README.md; the offsets are checked at compile time below.
+ * Layouts follow libsel4's sel4/shared_types.h and the generated
+ * bitfield word formats (sel4/shared_types_gen.h); the offsets are checked at compile time below.
  */
 #ifndef SEL4_TYPES_H
 #define SEL4_TYPES_H
@@ -213,7 +213,7 @@ typedef struct seL4_IPCBuffer_ {
 } seL4_IPCBuffer __attribute__((__aligned__(1024)));
 
 /* ------------------------------------------------------------------ */
-/* Layout checks against shared/abi/struct-layouts.txt. */
+/* Layout checks against libsel4's layouts. */
 
 #define SEL4__OFFSET(type, field) __builtin_offsetof(type, field)
 

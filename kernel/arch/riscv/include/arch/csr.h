@@ -45,6 +45,7 @@ enum exception_cause {
 #define SATP_MODE_SV39 (8ul << 60)
 #define CSR_STIMECMP 0x14d
 
+#ifndef KAIROS_HOST_CSR /* the host builds of tests/host supply their own */
 #define csr_read(csr)                                          \
     ({                                                         \
         word_t v_;                                             \
@@ -60,5 +61,6 @@ static inline void sfence_vma_addr(vaddr_t va) { __asm__ volatile("sfence.vma %0
 static inline void fence_i(void) { __asm__ volatile("fence.i" ::: "memory"); }
 static inline word_t read_time(void) { return csr_read(time); }
 static inline word_t read_instret(void) { return csr_read(instret); }
+#endif
 
 #endif

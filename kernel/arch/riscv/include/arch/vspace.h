@@ -1,5 +1,5 @@
 /* Sv39 address spaces: page tables, user mappings and ASIDs (seL4's RISC-V
- * VSpace model, shared/abi/behaviour.md (g)).
+ * VSpace model, seL4's src/arch/riscv/kernel/vspace.c).
  *
  * A VSpace is a page-table object that an ASID pool has assigned an ASID;
  * its upper half (root entries 256..511) is a copy of the kernel's. Caps record

@@ -1,0 +1,275 @@
+/* Decode purity (tests/test_decode_pure.py, docs/kernel.md "Invocations"):
+ * the decode step of every invocation changes no kernel state.
+ *
+ * The kernel's object files are compiled for the host (expose.c) with the
+ * capability lookup, derivation checks and message-register library they
+ * use (cspace.c, cdt.c, objecttype.c, message.c). Physical memory is a
+ * host buffer (tests/host/fuzz/include/arch/memory.h) holding every object:
+ * a root CNode, TCBs (one is the caller, with an IPC buffer), scheduling
+ * contexts, a notification, an endpoint, a second CNode, a frame and a page
+ * table. Each round draws a random state (bindings, thread states,
+ * priorities, configured contexts, issued IRQs) and a random invocation
+ * (cap, label, length, message words, extra caps), snapshots RAM and irq.c's
+ * tables, runs the decoder the kernel would run, and compares: any byte
+ * changed is a failure that names the cap type and label. The decoded
+ * struct and the error words (syscall_error_words, the decode's output) are
+ * not kernel state. Functions only a perform step calls are left undefined
+ * at link time: a decoder calling one would crash the harness.
+ *
+ * Usage: decode_pure SEED ROUNDS. Prints "decoded N: ok A, error B" and exits
+ * 0, or names the first impure decode and exits 1. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arch/memory.h>
+#include <invocation.h>
+#include <irq.h>
+#include <kernel.h>
+#include <notification.h>
+#include <schedcontext.h>
+#include <thread.h>
+
+#define RAM_BYTES (1ul << 18) /* 11 objects, 16 KiB apart */
+unsigned char *host_ram;
+
+struct syscall_error pure_decode(struct invocation *inv);
+void irq_tables_snapshot(unsigned char *out, word_t *len);
+void irq_tables_setup(word_t ndev, word_t issued_mask);
+
+/* ---- what the decoders read from the rest of the kernel (read-only) ---- */
+
+struct tcb *current_thread;
+paddr_t asid_table[NUM_ASID_POOLS];
+
+static bool admit_sporadic;
+
+bool sc_released(const struct sched_context *sc) { return sc->budget != 0 && sc->refill_count != 0; }
+bool sched_admit_sporadic(void) { return admit_sporadic; }
+bool thread_is_blocked(const struct tcb *t)
+{
+    return t->state == THREAD_BLOCKED_ON_SEND || t->state == THREAD_BLOCKED_ON_RECEIVE ||
+           t->state == THREAD_BLOCKED_ON_REPLY || t->state == THREAD_BLOCKED_ON_NOTIFICATION;
+}
+/* kernel/arch/riscv/vspace.c's check (that file is not linked: it holds the
+ * page-table code). */
+bool frame_cap_ok_for_ipc_buffer(cap_t c) { return cap_type(c) == CAP_FRAME && !cap_frame_is_device(c); }
+void kprintf(const char *fmt, ...) { (void)fmt; }
+void kernel_panic(const char *file, int line, const char *msg)
+{
+    fprintf(stderr, "KAIROS PANIC at %s:%d: %s\n", file, line, msg);
+    abort();
+}
+
+/* ---- random numbers (xorshift64*, seeded from the command line) ---- */
+
+static u64 rng;
+static u64 rnd(void)
+{
+    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+    return rng * 2685821657736338717ull;
+}
+static u64 below(u64 n) { return rnd() % n; }
+
+/* ---- the objects, at fixed places in RAM ---- */
+
+#define ROOT_RADIX 6
+#define OBJ(k) (HOST_RAM_PADDR + ((paddr_t)(k) << 14)) /* 16 KiB apart */
+enum { ROOT = 0, CNODE2, TCB_CALLER, TCB_B, TCB_C, SC_A, SC_B, NTFN, EP, FRAME, PT, N_OBJ };
+enum slot { S_NULL, S_ROOT, S_CNODE2, S_CALLER, S_TCB_B, S_TCB_C, S_SC_A, S_SC_B, S_NTFN, S_NTFN_RO, S_EP,
+            S_EP_NOGRANT, S_FRAME, S_PT, S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, N_SLOTS };
+
+static cte_t *root_slots;
+static cap_t root_cap;
+
+static struct tcb *tcb_at(int k) { return (struct tcb *)paddr_to_kptr(OBJ(k)); }
+static struct sched_context *sc_at(int k) { return (struct sched_context *)paddr_to_kptr(OBJ(k)); }
+
+static struct tcb *random_tcb_or_null(void)
+{
+    static const int tcbs[] = {TCB_CALLER, TCB_B, TCB_C};
+    return below(3) == 0 ? NULL : tcb_at(tcbs[below(3)]);
+}
+
+/* A random but pointer-safe state: every pointer is NULL or one of the
+ * objects above. The decoders read it only. */
+static void random_state(void)
+{
+    memset(host_ram, 0, RAM_BYTES);
+    root_slots = (cte_t *)paddr_to_kptr(OBJ(ROOT));
+    root_cap = cap_cnode(OBJ(ROOT), ROOT_RADIX, 64 - ROOT_RADIX, 0);
+    cap_t caps[N_SLOTS] = {
+        [S_ROOT] = root_cap,
+        [S_CNODE2] = cap_cnode(OBJ(CNODE2), 4, (u32)below(3), 0),
+        [S_CALLER] = cap_thread(OBJ(TCB_CALLER)),
+        [S_TCB_B] = cap_thread(OBJ(TCB_B)),
+        [S_TCB_C] = cap_thread(OBJ(TCB_C)),
+        [S_SC_A] = cap_sched_context(OBJ(SC_A), 8),
+        [S_SC_B] = cap_sched_context(OBJ(SC_B), 7 + (u32)below(3)),
+        [S_NTFN] = cap_notification(OBJ(NTFN), RIGHTS_ALL, below(4)),
+        [S_NTFN_RO] = cap_notification(OBJ(NTFN), RIGHT_READ, 0),
+        [S_EP] = cap_endpoint(OBJ(EP), RIGHTS_ALL, below(3)),
+        [S_EP_NOGRANT] = cap_endpoint(OBJ(EP), RIGHT_WRITE | RIGHT_READ, 0),
+        [S_FRAME] = cap_frame(OBJ(FRAME), 0, VM_READ_WRITE, false),
+        [S_PT] = below(2) ? cap_set_mapping(cap_page_table(OBJ(PT)), 1, 0) : cap_page_table(OBJ(PT)),
+        [S_IRQ_CONTROL] = cap_irq_control(),
+        [S_IRQ_HANDLER] = cap_irq_handler(1 + below(8)),
+        [S_DOMAIN] = cap_domain(),
+        [S_SCHED_CONTROL] = cap_sched_control(0),
+    };
+    for (int i = 1; i < N_SLOTS; i++)
+        if (!cap_is_null(caps[i]))
+            cte_insert_original(caps[i], &root_slots[i], true);
+    /* Threads: states, priorities, bindings. */
+    static const int tcbs[] = {TCB_CALLER, TCB_B, TCB_C};
+    static const u32 states[] = {THREAD_INACTIVE, THREAD_RUNNING, THREAD_RESTART, THREAD_BLOCKED_ON_RECEIVE,
+                                 THREAD_BLOCKED_ON_NOTIFICATION, THREAD_BLOCKED_ON_REPLY};
+    for (int i = 0; i < 3; i++) {
+        struct tcb *t = tcb_at(tcbs[i]);
+        t->state = states[below(6)];
+        t->priority = (u32)below(256);
+        t->mcp = (u32)below(256);
+        t->flags = below(2);
+        for (int r = 0; r < 32; r++)
+            t->ctx.x[r] = rnd();
+        t->ctx.fault_ip = rnd();
+        if (below(2)) /* a CSpace and a VSpace, sometimes */
+            cte_insert(root_cap, &root_slots[S_ROOT], &t->slots[TCB_SLOT_CSPACE]);
+    }
+    struct tcb *caller = tcb_at(TCB_CALLER);
+    caller->state = THREAD_RUNNING;
+    caller->slots[TCB_SLOT_CSPACE].cap = root_cap;
+    if (below(4)) { /* an IPC buffer: message words past MR3 come from it */
+        caller->slots[TCB_SLOT_IPC_BUFFER].cap = root_slots[S_FRAME].cap;
+        caller->ipc_buffer = 0x10000 + 0;
+    }
+    /* Contexts: configured or not, bound or not. */
+    for (int k = SC_A; k <= SC_B; k++) {
+        struct sched_context *sc = sc_at(k);
+        sc->size_bits = k == SC_A ? 8 : cap_sched_context_size_bits(root_slots[S_SC_B].cap);
+        sc->refill_max = 2;
+        if (below(2)) {
+            sc->budget = 1000 + below(1000);
+            sc->period = below(2) ? 0 : sc->budget * 2;
+            sc->refill_count = 1;
+        }
+        struct tcb *t = random_tcb_or_null();
+        if (t && !t->sc) {
+            sc->tcb = t;
+            t->sc = sc;
+        }
+        sc->consumed = rnd();
+    }
+    struct notification *n = (struct notification *)paddr_to_kptr(OBJ(NTFN));
+    n->state = below(3);
+    if (below(2)) {
+        struct tcb *t = random_tcb_or_null();
+        if (t) {
+            n->bound_tcb = t;
+            t->bound_notification = n;
+        }
+    }
+    if (below(3) == 0)
+        n->sc = sc_at(SC_B);
+    if (n->state == NTFN_WAITING) {
+        n->queue.head = n->queue.tail = tcb_at(TCB_C);
+    }
+    irq_tables_setup(1 + below(40), rnd());
+    admit_sporadic = below(2);
+    current_thread = caller;
+}
+
+static word_t random_word(void)
+{
+    switch (below(5)) {
+    case 0: return below(8);
+    case 1: return below(64);
+    case 2: return 64;
+    case 3: return below(1ul << 20);
+    default: return rnd();
+    }
+}
+
+static const word_t labels[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 44, 0, 1, 45, 200};
+
+static struct invocation random_invocation(void)
+{
+    struct invocation inv;
+    memset(&inv, 0, sizeof(inv));
+    struct tcb *caller = tcb_at(TCB_CALLER);
+    inv.caller = caller;
+    static const int invoked[] = {S_ROOT, S_CNODE2, S_CALLER, S_TCB_B, S_TCB_C, S_SC_A, S_SC_B,
+                                  S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL};
+    inv.slot = &root_slots[invoked[below(sizeof(invoked) / sizeof(invoked[0]))]];
+    inv.cap = inv.slot->cap;
+    inv.label = labels[below(sizeof(labels) / sizeof(labels[0]))];
+    inv.length = below(10);
+    inv.call = below(2);
+    inv.n_extra = below(4);
+    for (word_t i = 0; i < MSG_MAX_EXTRA_CAPS; i++) {
+        cte_t *s = &root_slots[below(N_SLOTS)];
+        inv.extra_slot[i] = i < inv.n_extra ? s : NULL;
+        inv.extra[i] = i < inv.n_extra ? s->cap : cap_null();
+    }
+    /* Message words: registers, and the IPC buffer if the caller has one. */
+    for (int i = 0; i < NUM_MSG_REGISTERS; i++)
+        caller->ctx.x[REG_A2 + i] = random_word();
+    word_t *buf = ipc_buffer_kptr(caller);
+    if (buf)
+        for (word_t i = NUM_MSG_REGISTERS; i < 12; i++)
+            buf[BUF_MSG + i] = random_word();
+    return inv;
+}
+
+static unsigned char ram_before[RAM_BYTES];
+static unsigned char irq_before[1 << 16], irq_after[1 << 16];
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: decode_pure SEED ROUNDS\n");
+        return 2;
+    }
+    rng = strtoull(argv[1], NULL, 0) * 2 + 1;
+    long rounds = strtol(argv[2], NULL, 0);
+    host_ram = aligned_alloc(RAM_BYTES, RAM_BYTES);
+    if (!host_ram)
+        return 2;
+    long ok = 0, failed = 0;
+    for (long r = 0; r < rounds; r++) {
+        random_state();
+        struct invocation inv = random_invocation();
+        struct invocation inv_before = inv;
+        memcpy(ram_before, host_ram, RAM_BYTES);
+        word_t irq_len, irq_len2;
+        irq_tables_snapshot(irq_before, &irq_len);
+        struct syscall_error e = pure_decode(&inv);
+        irq_tables_snapshot(irq_after, &irq_len2);
+        if (e.code == ERR_NONE)
+            ok++;
+        else
+            failed++;
+        const char *what = NULL;
+        long at = -1;
+        for (long i = 0; i < (long)RAM_BYTES; i++)
+            if (host_ram[i] != ram_before[i]) {
+                what = "kernel memory";
+                at = i;
+                break;
+            }
+        if (!what && memcmp(irq_before, irq_after, irq_len) != 0)
+            what = "the IRQ tables";
+        if (!what && memcmp(&inv, &inv_before, sizeof(inv)) != 0)
+            what = "the invocation record";
+        if (what) {
+            printf("IMPURE DECODE: round %ld, cap type %u, label %lu, length %lu, extra caps %lu: "
+                   "wrote %s (RAM offset %ld), returned error %lu\n",
+                   r, (unsigned)cap_type(inv.cap), (unsigned long)inv.label, (unsigned long)inv.length,
+                   (unsigned long)inv.n_extra, what, at, (unsigned long)e.code);
+            return 1;
+        }
+    }
+    printf("decoded %ld: ok %ld, error %ld\n", rounds, ok, failed);
+    return 0;
+}
