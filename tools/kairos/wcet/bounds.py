@@ -362,10 +362,52 @@ class BoundAnalysis:
             out = self._out_consts(loop.func, p)
             entry = out if entry is None else {r: v for r, v in entry.items() if out.get(r) == v}
         entry = {r: v for r, v in (entry or {}).items() if r != 0}
-        q = smtloops.LoopQuery(self.program, forest, loop, const_memory=self._const_addrs, entry_consts=entry)
+        known = self._other_loop_bounds(forest, loop)
+        ranges = self._global_ranges(loop.func)
+        q = smtloops.LoopQuery(self.program, forest, loop, const_memory=self._const_addrs, entry_consts=entry,
+                               known_bounds=known, global_ranges=ranges)
         key = (smtloops.code_key(self.program, loop), tuple(sorted(entry.items())),
-               tuple(sorted(self._const_addrs.items())))
+               tuple(sorted(self._const_addrs.items())), tuple(sorted(known.items())),
+               tuple(sorted(ranges.items())))
         return q, key
+
+    def _global_ranges(self, func) -> dict[tuple[int, int], tuple[int, int]]:
+        """Value ranges of the global words ``func`` loads at constant
+        addresses, where the whole program only stores constants to them
+        (a whole-program fact, under the memory-model assumption of
+        docs/wcet.md "Infeasible paths")."""
+        facts = self.__dict__.get("_facts")
+        if facts is None:
+            from kairos.wcet.infeasible import ProgramFacts
+            facts = self.__dict__["_facts"] = ProgramFacts(self.program)
+        out = {}
+        for a in sorted(facts.loads.get(func.entry, ())):
+            for w in (1, 2, 4, 8):
+                r = facts.value_range(a, w)
+                if r is not None:
+                    out[(a, w)] = r
+        return out
+
+    def _other_loop_bounds(self, forest: LoopForest, loop: Loop) -> dict[int, int]:
+        """Proven (automatic) bounds of the function's other loops that do not
+        contain ``loop``, for the solver to unroll them: what an earlier loop
+        leaves in a register then reaches this one."""
+        out: dict[int, int] = {}
+        for lp in forest.loops:
+            if lp is loop or loop.header in lp.blocks or lp.irreducible or lp.is_infinite:
+                continue
+            # a bound already found, else only the counted-loop method (no
+            # solver: two loops' queries must not wait for each other)
+            key = (id(lp.func), lp.header)
+            b = self._auto.get(key)
+            if b is None:
+                try:
+                    b = self._auto_bound_flat(forest, lp)
+                except _Cannot:
+                    b = None
+            if b is not None:
+                out[lp.header] = b.max
+        return out
 
     def _smt_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
         if loop.irreducible or loop.is_infinite:
@@ -401,14 +443,21 @@ class BoundAnalysis:
                         return True
                 return False
 
-            ans = smtloops.cached(key + ("parameter", la.parameter_value, la.of),
-                                  lambda: q.parameter_bound(la.parameter_value, accept))
+            # the registers `of` names come from DWARF and the source text,
+            # which the code bytes do not cover: they are part of the key
+            named = tuple(r for r in q.candidates() if accept(r))
+            ans = smtloops.cached(key + ("parameter", la.parameter_value, named),
+                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named))
             if ans:
                 n, reg = ans
                 what = la.of or f"{cfgmod.reg_name(reg)} at loop entry"
                 c = n - la.parameter_value
-                res = LoopBound(n, f"{la.origin}: <= {what} {'+' if c >= 0 else '-'} {abs(c)} "
-                                   f"with {la.parameter} = {la.parameter_value} (z3)", kind="symbolic + parameter")
+                if q.walk_field(reg) is not None:
+                    how = f"list from {what} of <= {la.parameter} nodes: {n}"
+                else:
+                    how = f"<= {what} {'+' if c >= 0 else '-'} {abs(c)}"
+                res = LoopBound(n, f"{la.origin}: {how} with {la.parameter} = {la.parameter_value} (z3)",
+                                kind="symbolic + parameter")
         self._param_bounds[pkey] = res
         return res
 
@@ -646,9 +695,13 @@ class BoundAnalysis:
             return pre
         auto = self.auto_bound_in_context(forest, loop, ctx)
         anns = self._annotations_for(loop, chain)
+        params = {id(la): self._parameter_bound(forest, loop, la)
+                  for la in anns if auto is None and la.parameter is not None}
         for la in anns:
             if la.max is not None and not la.limit:
-                self._verdict(forest, loop, la, auto)
+                # a `max` next to `parameter` is checked against the bound the
+                # solver found from the parameter (no second solver run)
+                self._verdict(forest, loop, la, auto or params.get(id(la)))
         if auto is not None:
             limits = [la for la in anns if la.limit and la.max is not None and la.max < auto.max]
             if limits:                        # a system limit below the code's own
@@ -658,14 +711,13 @@ class BoundAnalysis:
         best: LoopBound | None = None
         for la in anns:
             cands = []
-            if la.parameter is not None:
-                pb = self._parameter_bound(forest, loop, la)
-                if pb is not None:
-                    cands.append(pb)
+            pb = params.get(id(la))
+            if pb is not None:
+                cands.append(pb)
             if la.max is not None and la.limit:
                 cands.append(LoopBound(la.max, self._label(la) + " (system limit)", kind="trusted"))
             elif la.max is not None:
-                proved = self._verdict(forest, loop, la, None) == "proved"
+                proved = self._verdict(forest, loop, la, pb) == "proved"
                 cands.append(LoopBound(la.max, self._label(la) + (" (proved by z3)" if proved else " (trusted)"),
                                        kind="automatic" if proved else "trusted"))
             for b in cands:

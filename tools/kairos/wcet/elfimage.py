@@ -270,7 +270,9 @@ class ElfImage:
                     else:
                         fname = "?"
                     entries.append((st.address, fname, st.line, st.end_sequence))
-            entries.sort(key=lambda e: (e[0], e[3]))
+            # at an address where one sequence ends and the next begins, the
+            # end marker goes first: the address belongs to the new row
+            entries.sort(key=lambda e: (e[0], not e[3]))
             for a, f, ln, end in entries:
                 if end:
                     addrs.append(a)

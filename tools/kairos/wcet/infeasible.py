@@ -100,6 +100,7 @@ class StoreSite:
     zero: bool             # stores x0
     lo: int = 0
     hi: int = 0
+    value: int | None = None   # the stored value when it is a constant
 
 
 class ProgramFacts:
@@ -220,7 +221,9 @@ class ProgramFacts:
                         imm = 0
                     zero = ins.cls is InstrClass.STORE and not ins.rs2
                     if base[0] == "c":
-                        stores.append(StoreSite(bs, (base[1] + imm) & rv64smt.MASK64, ins.mem_width, zero))
+                        data = get(ins.rs2) if ins.cls is InstrClass.STORE else ("?",)
+                        stores.append(StoreSite(bs, (base[1] + imm) & rv64smt.MASK64, ins.mem_width, zero,
+                                                value=data[1] if data[0] == "c" else None))
                     else:
                         ext = self._global_in(base)
                         if ext is not None:
@@ -288,6 +291,30 @@ class ProgramFacts:
                         (s.addr is None and s.lo <= a < s.hi and not self.indexed_misses(a)):
                     return True
         return False
+
+    def value_range(self, a: int, width: int) -> tuple[int, int] | None:
+        """(lo, hi) of the unsigned values the ``width``-byte global word at
+        ``a`` can hold, when every store that may write it stores a constant
+        of that width at exactly ``a`` (and its address never escapes): its
+        initial value and those constants.  None otherwise."""
+        if self.untracked(a) or not self._writable(a):
+            return None
+        vals = {self.image.read_int(a, width, False) if not self._nobits(a) else 0}
+        for sites in self.stores.values():
+            for st in sites:
+                if st.addr is None:
+                    if st.lo < a + width and a < st.hi:
+                        return None
+                    continue
+                if st.addr < a + width and a < st.addr + st.width:
+                    if st.addr != a or st.width != width or st.value is None:
+                        return None
+                    vals.add(st.value & ((1 << (8 * width)) - 1))
+        return min(vals), max(vals)
+
+    def _nobits(self, a: int) -> bool:
+        sec = self.image.section_at(a)
+        return sec is not None and sec.nobits
 
     def indexed_misses(self, a: int) -> bool:
         """Under ``arrays_in_bounds``: an indexed store cannot hit word ``a``."""

@@ -73,8 +73,13 @@ CHECK_TIMEOUT_MS = 60_000
 #: Processor time one loop's queries may take together, seconds (an answer that
 #: needs longer is "cannot decide": the loop needs an annotation).
 LOOP_BUDGET_S = 5.0
+#: The same for a loop bounded from an annotated system parameter.
+PARAMETER_BUDGET_S = 15.0
+#: Largest proven bound of another loop that is unrolled rather than
+#: summarised (its exit values then reach the loop being bounded).
+UNROLL_KNOWN = 32
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-1"
+ENCODING_VERSION = "smtloops-4"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -180,7 +185,9 @@ class LoopQuery:
     """Bounded model checking of one loop of one function (see module doc)."""
 
     def __init__(self, program: Program, forest: LoopForest, loop: Loop, seed: dict[int, int] | None = None,
-                 const_memory: dict[int, int] | None = None, entry_consts: dict[int, int] | None = None) -> None:
+                 const_memory: dict[int, int] | None = None, entry_consts: dict[int, int] | None = None,
+                 known_bounds: dict[int, int] | None = None,
+                 global_ranges: dict[tuple[int, int], tuple[int, int]] | None = None) -> None:
         self.program = program
         self.image = program.image
         self.forest = forest
@@ -203,6 +210,16 @@ class LoopQuery:
                                      if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
         self.steps = 0
         self.deadline = time.process_time() + LOOP_BUDGET_S
+        #: proven header bounds of other loops of the function: those not
+        #: around this loop are unrolled instead of summarised
+        self.known_bounds = {h: n for h, n in (known_bounds or {}).items()
+                             if h != loop.header and loop.header not in self.loop_of_header[h].blocks
+                             and n <= UNROLL_KNOWN}
+        self.frame_size = _frame_size(self.func)
+        #: (address, width) -> (lo, hi): globals only ever stored with
+        #: constants in that range (``infeasible.ProgramFacts.value_range``)
+        self.global_ranges = dict(global_ranges or {})
+        self.private_calls = _private_frame_calls(self.func) if self.frame_size else frozenset()
 
     # -- slices ---------------------------------------------------------------
     def slice_for(self, branch_blocks: Iterable[int]) -> frozenset[int]:
@@ -274,6 +291,11 @@ class LoopQuery:
         a = _bv(addr)
         parts = [z3.Select(st.mem, a + i) for i in range(width)]
         v = parts[0] if width == 1 else z3.Concat(*reversed(parts))
+        rng = self.global_ranges.get((addr, width)) if isinstance(addr, int) else None
+        if rng is not None:
+            # every value the word can hold lies in the range: clamp into it
+            lo, hi = (z3.BitVecVal(x, 8 * width) for x in rng)
+            v = z3.If(z3.ULE(v - lo, hi - lo), v, lo)
         ext = z3.SignExt if signed else z3.ZeroExt
         return v if width == 8 else ext(64 - 8 * width, v)
 
@@ -346,7 +368,11 @@ class LoopQuery:
                 if r in rel:
                     out.regs[r] = self._fresh_bv("call")
             if MEM in rel:
-                out.mem = self._fresh_mem()
+                sp = out.regs.get(2)
+                if bs in self.private_calls and sp is not None and out.mem is not None:
+                    out.mem = self._keep_frame(out.mem, sp)
+                else:
+                    out.mem = self._fresh_mem()
         if self.steps > MAX_STEPS:
             raise _Giveup("formula too large")
         if time.process_time() > self.deadline:
@@ -367,6 +393,16 @@ class LoopQuery:
         else:
             taken = _cond(br.mnemonic, a, b)
         return {s: (taken if s == br.target else _not(taken)) for s in blk.succs}
+
+    def _keep_frame(self, mem, sp):
+        """Memory after a call that cannot reach this function's frame (no
+        address in it has escaped, see ``_private_frame_calls``): the frame
+        ``[sp, sp + frame_size)`` keeps its bytes, the rest is unknown.  The
+        callee's own frame lies below ``sp`` (calling convention)."""
+        other = self._fresh_mem()
+        a = z3.BitVec(f"fa!{self._fresh}", 64)
+        inside = z3.ULT(a - _bv(sp), z3.BitVecVal(self.frame_size, 64))
+        return z3.Lambda([a], z3.If(inside, z3.Select(mem, a), z3.Select(other, a)))
 
     def _havoc_loop(self, st: _State, lp: Loop, rel: frozenset[int]) -> _State:
         """Any header state of ``lp``: what the loop writes is forgotten."""
@@ -420,13 +456,26 @@ class LoopQuery:
         return pc, _State(regs, mem)
 
     def _region(self, start: int, start_state: _State, blocks_in: set[int], rel, modelled,
-                stop_header: int | None) -> tuple[dict[int, tuple[object, _State]], list]:
+                stop_header: int | None, start_pc=True, exits: list | None = None
+                ) -> tuple[dict[int, tuple[object, _State]], list]:
         """Symbolic execution over the acyclic view restricted to ``blocks_in``
         from ``start``.  Returns the (path condition, state) at the entry of each
-        block, and the flows into ``stop_header`` (edges that reach it)."""
-        incoming: dict[int, list[tuple[object, _State]]] = {start: [(True, start_state)]}
+        block, and the flows into ``stop_header`` (edges that reach it).  Flows
+        along edges that leave ``blocks_in`` are appended to ``exits`` as
+        (source, target, condition, state) when it is given."""
+        incoming: dict[int, list[tuple[object, _State]]] = {start: [(start_pc, start_state)]}
         at: dict[int, tuple[object, _State]] = {}
         to_stop: list[tuple[object, _State, int]] = []
+
+        def flow(src: int, dst: int, epc, out: _State) -> None:
+            if dst == stop_header and (src, dst) in self.back:
+                to_stop.append((epc, out, src))
+            elif dst not in blocks_in:
+                if exits is not None:
+                    exits.append((src, dst, epc, out))
+            elif (src, dst) not in self.back:
+                incoming.setdefault(dst, []).append((epc, out))
+
         for bs in sorted(blocks_in, key=lambda b: self.rank.get(b, 1 << 30)):
             flows = incoming.pop(bs, None)
             if not flows:
@@ -435,20 +484,35 @@ class LoopQuery:
             if pc is False:
                 continue
             if bs != start and bs in self.loop_of_header:
-                st = self._havoc_loop(st, self.loop_of_header[bs], rel)
+                lp = self.loop_of_header[bs]
+                if bs in self.known_bounds:
+                    at[bs] = (pc, st)
+                    for src, dst, epc, out in self._unroll(lp, pc, st, rel, modelled):
+                        flow(src, dst, epc, out)
+                    continue
+                st = self._havoc_loop(st, lp, rel)
             at[bs] = (pc, st)
             out = self._run_block(bs, st, rel)
             for s, c in self._succ_conds(bs, out, modelled, rel).items():
                 epc = _and(pc, c)
-                if epc is False:
-                    continue
-                if s == stop_header and (bs, s) in self.back:
-                    to_stop.append((epc, out, bs))
-                    continue
-                if (bs, s) in self.back or s not in blocks_in:
-                    continue
-                incoming.setdefault(s, []).append((epc, out))
+                if epc is not False:
+                    flow(bs, s, epc, out)
         return at, to_stop
+
+    def _unroll(self, lp: Loop, pc, st: _State, rel, modelled) -> list:
+        """The flows out of loop ``lp`` entered in state ``st``, by running its
+        iterations one after the other up to its proven bound (after which no
+        back edge is taken)."""
+        exits: list = []
+        for _k in range(self.known_bounds[lp.header]):
+            _at, to_stop = self._region(lp.header, st, set(lp.blocks), rel, modelled, lp.header,
+                                        start_pc=pc, exits=exits)
+            if not to_stop:
+                break
+            pc, st = self._merge([(c, s) for c, s, _b in to_stop])
+            if pc is False:
+                break
+        return exits
 
     def _encode(self, modelled: set[int], rel: frozenset[int]):
         """Prefix: (entered condition, state at the loop header)."""
@@ -506,6 +570,10 @@ class LoopQuery:
     def _unroller(self, modelled: set[int], facts: Iterable[tuple[int, int]] = ()):
         rel = self.slice_for(modelled)
         rel = rel | {r for r, _m in facts}
+        if any(self.walk_field(r) is not None for r, _m in facts):
+            rel = rel | {MEM}
+        if MEM in rel and self.private_calls:
+            rel = rel | {2}          # the frame a call keeps is found from sp
         self.steps = 0
         solver = z3.Solver()
         solver.set("timeout", CHECK_TIMEOUT_MS)
@@ -519,9 +587,50 @@ class LoopQuery:
             v = st0.regs.get(r)
             if v is None:
                 raise _Giveup("fact on an unmodelled register")
+            off = self.walk_field(r)
+            if off is not None:
+                solver.add(self._list_fact(st0, v, off, mx))
+                continue
             solver.add(z3.ULE(_bv(v), z3.BitVecVal(mx, 64)) if not isinstance(v, int) else
                        z3.BoolVal(v <= mx))
         return solver, st0, rel
+
+    def walk_field(self, reg: int) -> int | None:
+        """Offset of the link field if ``reg`` walks a list in this loop: its
+        only definition in the loop is ``ld reg, off(reg)`` and the loop
+        stores nothing and calls nothing (so every iteration reads the list
+        as it was at loop entry); else None."""
+        fb = self.func.blocks
+        defs = []
+        for b in self.loop.blocks:
+            blk = fb[b]
+            if blk.kind in (Term.CALL, Term.TAILCALL):
+                return None
+            for ins in blk.instrs:
+                if ins.cls in (InstrClass.STORE, InstrClass.AMO, InstrClass.SC, InstrClass.FP_STORE):
+                    return None
+                if reg in ins.writes:
+                    defs.append(ins)
+        if len(defs) != 1:
+            return None
+        d = defs[0]
+        if d.cls is not InstrClass.LOAD or d.mem_width != 8 or d.rs1 != reg or d.rd != reg:
+            return None
+        return d.imm
+
+    def _list_fact(self, st: _State, start, off: int, length: int):
+        """The list from ``start`` along the link at ``off`` reaches NULL
+        within ``length`` nodes (the parameter's statement about a list)."""
+        if not self.memory:
+            raise _Giveup("a list fact needs the memory model")
+        cur = start
+        ends = []
+        for _ in range(length + 1):
+            ends.append(z3.BoolVal(cur == 0) if isinstance(cur, int) else _bv(cur) == 0)
+            if len(ends) > length:
+                break
+            cur = self._load(st, _alu("addi", cur, 0, off), 8, False)
+        return z3.Or(ends)
 
     def _search(self, modelled: set[int], facts=(), limit: int = MAX_UNROLL) -> int | None:
         solver, st, rel = self._unroller(modelled, facts)
@@ -550,15 +659,14 @@ class LoopQuery:
             left = max(0.2, self.deadline - time.process_time())
             solver.set("timeout", int(min(CHECK_TIMEOUT_MS, 3000 * left)))   # wall clock, for loaded machines
             r = solver.check(*lits[:k])
-            if r == z3.unknown:
-                return None
-            return r == z3.sat
+            # unknown (the solver's effort limit) counts as possible: only a
+            # proof that k back edges cannot happen is used, and a satisfiable
+            # query (a model to build) is often the harder one
+            return r != z3.unsat
 
-        k, lo = 1, 0            # lo: largest k known possible
+        k, lo = 1, 0            # lo: largest k not shown impossible
         while True:
             p = possible(k)
-            if p is None:
-                return None
             if not p:
                 break
             lo = k
@@ -569,8 +677,6 @@ class LoopQuery:
         while hi - lo > 1:
             mid = (lo + hi) // 2
             p = possible(mid)
-            if p is None:
-                return None
             if p:
                 lo = mid
             else:
@@ -588,21 +694,21 @@ class LoopQuery:
 
     #: Models tried in order, cheapest first: (encode the prefix, model
     #: memory, share of the time budget).
-    TIERS = ((False, False, 0.15), (True, False, 0.6), (True, True, 0.25))
+    TIERS = ((False, False, 0.1), (True, False, 0.4), (True, True, 0.5))
 
-    def _tiers(self):
+    def _tiers(self, budget: float = LOOP_BUDGET_S):
         for self.prefix, self.memory, share in self.TIERS:
-            self.deadline = time.process_time() + share * LOOP_BUDGET_S
+            self.deadline = time.process_time() + share * budget
             yield
         self.prefix, self.memory = True, True
 
-    def bound(self, facts: Iterable[tuple[int, int]] = ()) -> int | None:
+    def bound(self, facts: Iterable[tuple[int, int]] = (), budget: float = 0.0) -> int | None:
         """Smallest proven header bound of the first model and slice that
         gives one (cheapest first), or None."""
         if self.loop.irreducible or self.loop.is_infinite:
             return None
         facts = list(facts)
-        for _ in self._tiers():
+        for _ in self._tiers(budget or LOOP_BUDGET_S):
             if facts and not self.prefix:
                 continue        # a fact is about the value the guards before the loop let in
             b = self._bound_here(facts)
@@ -660,7 +766,8 @@ class LoopQuery:
         for r in self.candidates():
             if accept is not None and not accept(r):
                 continue
-            b = self.bound([(r, maximum)])
+            # a stated fact is worth more effort than a guess (few loops have one)
+            b = self.bound([(r, maximum)], budget=PARAMETER_BUDGET_S)
             if b is not None:
                 return b, r
         return None
@@ -699,6 +806,86 @@ class LoopQuery:
         finally:
             self.prefix, self.memory = True, True
         return "unknown"
+
+
+def _frame_size(func) -> int:
+    """Bytes of the function's stack frame if ``sp`` is only moved by its
+    prologue (``addi sp, sp, -F`` in the entry block) and epilogues (``addi
+    sp, sp, F``); else 0 (no frame is assumed private)."""
+    size = 0
+    for bs, blk in func.blocks.items():
+        for ins in blk.instrs:
+            if 2 not in ins.writes:
+                continue
+            if ins.mnemonic != "addi" or ins.rs1 != 2:
+                return 0
+            if ins.imm < 0:
+                if bs != func.entry or size:
+                    return 0
+                size = -ins.imm
+            elif blk.kind not in (Term.RETURN, Term.TAILCALL):
+                return 0
+    return size
+
+
+def _private_frame_calls(func) -> frozenset[int]:
+    """Call blocks before which no address into the function's frame can
+    have escaped: a forward analysis of the registers that may hold one
+    (``sp`` and values computed from it).  An address escapes when it is
+    stored to memory, written to a CSR, or in an argument register at a
+    call; a loaded value never holds one unless an address escaped before."""
+    blocks = func.blocks
+    state_in: dict[int, tuple[frozenset, bool]] = {func.entry: (frozenset({2}), False)}
+    private: set[int] = set()
+    work = [func.entry]
+    while work:
+        bs = work.pop()
+        tainted, escaped = state_in[bs]
+        t = set(tainted)
+        blk = blocks[bs]
+        for ins in blk.instrs:
+            c = ins.cls
+            if c in (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC) and ins.rs2 in t:
+                escaped = True
+            if c is InstrClass.CSR and ins.rs1 in t:
+                escaped = True
+            derived = c in (InstrClass.ALU, InstrClass.MUL, InstrClass.DIV) and any(
+                r in t for r in ins.reads if r < 32)
+            for w in ins.writes:
+                if w < 32:
+                    (t.add if derived or w == 2 else t.discard)(w)
+        if blk.kind is Term.CALL:
+            if any(r in t for r in range(10, 18)):
+                escaped = True
+            if not escaped:
+                private.add(bs)
+            t -= CALLER_SAVED
+        out = (frozenset(t), escaped)
+        for sc in blk.succs:
+            if sc not in blocks:
+                continue
+            old = state_in.get(sc)
+            new = out if old is None else (old[0] | out[0], old[1] or out[1])
+            if new != old:
+                state_in[sc] = new
+                work.append(sc)
+    # a call block is private only in its final state
+    return frozenset(b for b in private if not state_in[b][1] and not _escapes_in_block(blocks[b], state_in[b][0]))
+
+
+def _escapes_in_block(blk, tainted: frozenset) -> bool:
+    t = set(tainted)
+    for ins in blk.instrs:
+        c = ins.cls
+        if c in (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC) and ins.rs2 in t:
+            return True
+        if c is InstrClass.CSR and ins.rs1 in t:
+            return True
+        derived = c in (InstrClass.ALU, InstrClass.MUL, InstrClass.DIV) and any(r in t for r in ins.reads if r < 32)
+        for w in ins.writes:
+            if w < 32:
+                (t.add if derived or w == 2 else t.discard)(w)
+    return any(r in t for r in range(10, 18))
 
 
 def _rpo(blocks, entry: int, back: set[tuple[int, int]]) -> list[int]:
