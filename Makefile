@@ -74,6 +74,10 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/loader/loader.mk
 -include examples/examples.mk
 
+# Proofs (`make prove`): each proof set hooks in here.
+.PHONY: prove
+prove: prove-tatoc
+
 # ---- entry points ----
 bootstrap:
 	@scripts/bootstrap.sh
