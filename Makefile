@@ -68,6 +68,7 @@ $(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
 -include user/tasched/tasched.mk
 -include user/fuzz/fuzz.mk
 -include user/latency/latency.mk
+-include user/edf/edf.mk
 -include user/crit/crit.mk
 -include user/pd/pd.mk
 -include user/loader/loader.mk

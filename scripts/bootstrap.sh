@@ -12,6 +12,8 @@ command -v qemu-system-riscv64 >/dev/null || need_apt+=(qemu-system-misc)
     || dpkg -s picolibc-riscv64-unknown-elf >/dev/null 2>&1 || need_apt+=(picolibc-riscv64-unknown-elf)
 command -v dtc >/dev/null || need_apt+=(device-tree-compiler)
 command -v spin >/dev/null || need_apt+=(spin)  # model checker for kairos ta
+# Frama-C/WP with Why3 and CVC4: proofs of the generated scheduler code (make prove-tatoc).
+command -v frama-c >/dev/null && command -v why3 >/dev/null && command -v cvc4 >/dev/null || need_apt+=(frama-c-base why3 cvc4)
 command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
 # Host fuzzing of the decode layer (tests/test_host_fuzz.py): clang with
 # libFuzzer (its runtime is in libclang-rt-14-dev) and llvm-cov.

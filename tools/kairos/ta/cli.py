@@ -83,7 +83,19 @@ def cmd_tatoc(args: argparse.Namespace) -> int:
         return _err(str(e), "kairos tatoc")
     for path in written:
         print(f"wrote {path}")
-    return 0
+    if not args.prove:
+        return 0
+    from kairos.ta import prove
+    source = Path(args.output) / f"{args.prefix}_sched.c"
+    try:
+        result = prove.prove(source, timeout=args.prove_timeout, jobs=args.jobs)
+    except prove.ProofSetupError as e:
+        return _err(str(e), "kairos tatoc")
+    for goal in result.unproved:
+        print(f"not proved: {goal}")
+    print(f"{source}: {result.proved}/{result.total} goals proved (Frama-C/WP -wp-rte, "
+          f"{prove.PROVERS}, {args.prove_timeout} s per goal)")
+    return 0 if result.complete else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +104,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-o", "--output", required=True, help="directory for PREFIX_sched.h and PREFIX_sched.c")
     t.add_argument("--prefix", default="ta", help="C name prefix (default ta)")
     t.add_argument("--max-steps", type=int, default=64, help="steps allowed in one instant (default 64)")
+    t.add_argument("--prove", action="store_true",
+                   help="then prove the code with Frama-C/WP (exit 1 unless every goal is proved)")
+    t.add_argument("--prove-timeout", type=int, default=10, help="seconds per goal (default 10)")
+    t.add_argument("--jobs", type=int, default=2, help="provers run in parallel (default 2)")
     t.set_defaults(func=cmd_tatoc)
     p = sub.add_parser("ta", help="timed-automata models of schedulers: check with SPIN, library")
     tsub = p.add_subparsers(dest="ta_command", required=True)

@@ -1,0 +1,53 @@
+"""Frama-C/WP proofs of `kairos tatoc` output (kairos/ta/prove.py, `make
+prove-tatoc`): the generated functions keep the state invariant and have no
+runtime errors, every goal proved by CVC4 within the fixed timeout; and a
+generated update function with its range check taken out is not proved."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from kairos.ta import library, prove, tatoc
+from kairos.ta.model import flatten, load
+
+def _generate(tmp_path: Path, name: str) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    model = tmp_path / f"{name}.xml"
+    model.write_text(library.build(library.EXAMPLES[name]))
+    tatoc.write(flatten(load(model)), tmp_path)
+    return tmp_path / "ta_sched.c"
+
+
+def _decrementing_update(source: str) -> tuple[str, str]:
+    """An edge's update function that counts a budget down, and the
+    statement that does it: its range check is what keeps the budget from
+    going below 0."""
+    for m in re.finditer(r"static void (ta_update_\d+)\(struct ta_state \*s\)\n\{\n(.*?)\n\}", source, re.S):
+        for stmt in m.group(2).splitlines():
+            k = re.search(r"else s->v_budget\[(\d+)\] = ", stmt)
+            if k and f"(int64_t)s->v_budget[{k.group(1)}] - (int64_t)1" in stmt:
+                return m.group(1), stmt
+    raise AssertionError("no budget-decrementing update in the generated code")
+
+
+def test_update_function_is_proved_and_its_mutant_is_not(tmp_path: Path) -> None:
+    good = _generate(tmp_path / "good", "fps-periodic")
+    text = good.read_text()
+    fn, stmt = _decrementing_update(text)
+    result = prove.prove(good, functions=[fn])
+    assert result.complete, result.unproved or result.log[-2000:]
+    assert result.total >= 10
+
+    # The mutant stores the decremented budget without the range check.
+    mutated, n = re.subn(r"if \(v_ < 0 \|\| v_ > \d+\) ta_fail\(s, TA_ERR_RANGE\); else ", "", stmt)
+    assert n == 1
+    bad_dir = tmp_path / "bad"
+    bad_dir.mkdir()
+    shutil.copy(good.parent / "ta_sched.h", bad_dir)
+    bad = bad_dir / "ta_sched.c"
+    bad.write_text(text.replace(stmt, mutated))
+    mutant = prove.prove(bad, functions=[fn])
+    assert not mutant.complete
+    assert any(g.startswith(f"typed_{fn}_ensures") for g in mutant.unproved), mutant.unproved
