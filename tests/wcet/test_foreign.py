@@ -15,11 +15,7 @@ import progbuild
 from kairos.cli import main
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("KAIROS_WCET_CACHE", str(tmp_path / "smt-cache"))
-    from kairos.wcet import smtloops
-    smtloops._memo.clear()
+pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
 
 @pytest.fixture(scope="module")

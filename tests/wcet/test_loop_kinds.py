@@ -26,11 +26,7 @@ HERE = Path(__file__).resolve().parent
 ANN = HERE / "programs" / "loopkinds.toml"
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("KAIROS_WCET_CACHE", str(tmp_path / "smt-cache"))
-    from kairos.wcet import smtloops
-    smtloops._memo.clear()
+pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
 
 @pytest.fixture(scope="module")

@@ -23,12 +23,7 @@ FIXED = ROOT / "tests" / "wcet" / "fixtures" / "kernel-4a409ff-release.elf"
 KERNEL_ANN = ROOT / "kernel" / "wcet-annotations.toml"
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    """Every test starts with an empty on-disk answer cache."""
-    monkeypatch.setenv("KAIROS_WCET_CACHE", str(tmp_path / "smt-cache"))
-    from kairos.wcet import smtloops
-    smtloops._memo.clear()
+pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
 
 @pytest.fixture(scope="module")
