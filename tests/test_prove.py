@@ -1,0 +1,78 @@
+"""make prove: the Frama-C/WP proofs of kernel code (docs/proofs.md).
+
+test_prove runs every proof set of the Makefile, as `make prove` does, and
+requires every goal proved. The mutation tests are the proofs' teeth: each
+copies the kernel sources, breaks refill.c in one place (a flipped
+comparison, a loop that runs one step too far), runs the same WP command on
+the function it broke, and requires the proof to fail there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMMARY = re.compile(r"^prove: proved (\d+)/(\d+) goals$", re.M)
+
+
+def proof_sets() -> list[str]:
+    """The PROOF_SETS of the Makefile (what `make prove` proves)."""
+    out = subprocess.run(["make", "-s", "--no-print-directory", "-pn", "prove"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^PROOF_SETS :?= (.+)$", out, re.M)
+    assert m, "PROOF_SETS not found in the Makefile"
+    return m.group(1).split()
+
+
+def prove(tmp: Path, sets: list[str], root: Path = ROOT, extra: str = "") -> tuple[int, str]:
+    env = dict(os.environ, PROVE_ROOT=str(root), PROVE_OUT=str(tmp / "out"), PROVE_EXTRA=extra)
+    r = subprocess.run([str(ROOT / "proofs/prove.sh"), *sets], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=1800)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_prove(tmp_path: Path) -> None:
+    sets = proof_sets()
+    assert "refill" in sets
+    rc, out = prove(tmp_path, sets)
+    m = SUMMARY.search(out)
+    assert m, out
+    proved, total = int(m.group(1)), int(m.group(2))
+    assert total > 0 and proved == total, out
+    assert rc == 0, out
+
+
+# (function, the text to replace in refill.c, what it becomes)
+MUTATIONS = [
+    # clamp_max no longer caps max_refills at CONFIG_MAX_REFILLS
+    ("clamp_max",
+     "return max_refills > CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;",
+     "return max_refills < CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;"),
+    # the small-head merge pops the last refill of the ring
+    ("sporadic_charge",
+     "for (u32 n = sc->refill_count; n > 1 && refill_head(sc)->amount < min_budget; n--) {",
+     "for (u32 n = sc->refill_count; n > 0 && refill_head(sc)->amount < min_budget; n--) {"),
+]
+
+
+@pytest.mark.parametrize("function,before,after", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_mutated_refill_fails(tmp_path: Path, function: str, before: str, after: str) -> None:
+    copy = tmp_path / "tree"
+    shutil.copytree(ROOT / "kernel", copy / "kernel")
+    src = copy / "kernel/kernel/refill.c"
+    text = src.read_text()
+    assert text.count(before) == 1, f"mutation site not found once in refill.c: {before}"
+    src.write_text(text.replace(before, after))
+    rc, out = prove(tmp_path, ["refill"], root=copy, extra=f"-wp-fct {function}")
+    m = SUMMARY.search(out)
+    assert m, out
+    proved, total = int(m.group(1)), int(m.group(2))
+    assert total > 0 and proved < total, out
+    assert rc == 1, out
+    assert re.search(rf"\[Failed\] Goal typed_{function}_", out), out
