@@ -56,8 +56,8 @@ MUTATIONS = [
      "return max_refills < CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;"),
     # the small-head merge pops the last refill of the ring
     ("sporadic_charge",
-     "for (u32 n = sc->refill_count; n > 1 && refill_head(sc)->amount < min_budget; n--) {",
-     "for (u32 n = sc->refill_count; n > 0 && refill_head(sc)->amount < min_budget; n--) {"),
+     "while (!single(sc) && refill_head(sc)->amount < min_budget) {",
+     "while (refill_head(sc)->amount < min_budget) {"),
 ]
 
 
