@@ -10,7 +10,9 @@
 #                          tests/test_prove.py points it at a mutated copy)
 #              PROVE_OUT   where logs and the why3 configuration go
 #                          (default build/proofs)
-#              PROVE_EXTRA extra frama-c arguments (e.g. -wp-fct f)
+#              PROVE_FCT   prove only these functions (comma-separated),
+#                          instead of the set's -wp-fct list
+#              PROVE_EXTRA extra frama-c arguments
 #              PROVE_JOBS  parallel prover processes (default 2)
 # Prints one line per set and `prove: proved N/M goals`; exits 1 unless every
 # goal of every set is proved, 2 on a usage error.
@@ -46,6 +48,13 @@ for set in "$@"; do
         exit 2
     fi
     mapfile -t lines < <(grep -v -e '^[[:space:]]*$' -e '^[[:space:]]*#' "$args")
+    if [ -n "${PROVE_FCT:-}" ]; then
+        kept=()
+        for ((i = 0; i < ${#lines[@]}; i++)); do
+            if [ "${lines[i]}" = -wp-fct ]; then i=$((i + 1)); else kept+=("${lines[i]}"); fi
+        done
+        lines=("${kept[@]}" -wp-fct "$PROVE_FCT")
+    fi
     log=$out/$set.log
     # shellcheck disable=SC2086 # PROVE_EXTRA is a list of arguments
     (cd "$root" && frama-c "${lines[@]}" -wp -wp-rte -wp-prover $provers -wp-timeout $timeout \

@@ -30,8 +30,8 @@ def proof_sets() -> list[str]:
     return m.group(1).split()
 
 
-def prove(tmp: Path, sets: list[str], root: Path = ROOT, extra: str = "") -> tuple[int, str]:
-    env = dict(os.environ, PROVE_ROOT=str(root), PROVE_OUT=str(tmp / "out"), PROVE_EXTRA=extra)
+def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") -> tuple[int, str]:
+    env = dict(os.environ, PROVE_ROOT=str(root), PROVE_OUT=str(tmp / "out"), PROVE_FCT=functions)
     r = subprocess.run([str(ROOT / "proofs/prove.sh"), *sets], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=1800)
     return r.returncode, r.stdout + r.stderr
@@ -69,7 +69,7 @@ def test_mutated_refill_fails(tmp_path: Path, function: str, before: str, after:
     text = src.read_text()
     assert text.count(before) == 1, f"mutation site not found once in refill.c: {before}"
     src.write_text(text.replace(before, after))
-    rc, out = prove(tmp_path, ["refill"], root=copy, extra=f"-wp-fct {function}")
+    rc, out = prove(tmp_path, ["refill"], root=copy, functions=function)
     m = SUMMARY.search(out)
     assert m, out
     proved, total = int(m.group(1)), int(m.group(2))
