@@ -1,5 +1,5 @@
-/* Untyped memory and Untyped_Retype (shared/abi/errors-by-invocation.md
- * "Untyped", behaviour.md a.4).
+/* Untyped memory and Untyped_Retype (seL4's src/object/untyped.c; the seL4
+ * reference manual, "Untyped Memory" and seL4_Untyped_Retype).
  *
  * An untyped cap names a naturally aligned block of 2^size_bits bytes and
  * carries a watermark (the "free index", in bytes from the base) in its slot.
