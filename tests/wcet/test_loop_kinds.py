@@ -99,9 +99,11 @@ def test_new_loop_kinds_are_bounded_and_sound(elf: Path) -> None:
     for name in ("ring_drain", "queue_find"):
         assert rows[name].kind == want[name] and rows[name].bounds, rows[name]
     assert "list from queue_head" in rows["queue_find"].origin
-    assert rows["emit_error"].kind == "automatic" and rows["emit_error"].bounds == [3], rows["emit_error"]
-    checked = {"ring_drain": rows["ring_drain"], "queue_find": rows["queue_find"], "print_digits": out_loop,
-               "emit_error": rows["emit_error"]}
+    # emit_error's loop is bounded only by the global-range fact, which is off
+    # (bounds.GLOBAL_RANGES: unsound when code outside the program writes the
+    # global), so it must not be bounded from the global's initial value
+    assert "emit_error" not in rows or rows["emit_error"].kind != "automatic", rows.get("emit_error")
+    checked = {"ring_drain": rows["ring_drain"], "queue_find": rows["queue_find"], "print_digits": out_loop}
     seen = _observed_max(elf, checked)
     for name, row in checked.items():
         assert seen[name] >= 1, f"{name}: the inputs never ran its loop"
