@@ -46,6 +46,53 @@ struct sched_node {
     u32 sporadic_scs; /* configured sporadic SCs of this core (thread.c) */
 };
 extern struct sched_node sched_nodes[CONFIG_MAX_NUM_NODES];
+
+/* The ready queues' invariants as ACSL, for the Frama-C/WP proofs of
+ * ready_insert and ready_remove (make prove, proof set `ready`;
+ * docs/proofs.md "Ready queues"): a priority's bit is set exactly when its
+ * queue is non-empty, a word's bit in bitmap_top exactly when the word is
+ * non-zero (and no bit above the last word), and a queue's two ends agree:
+ * both NULL or both threads, the head with no predecessor and the tail with
+ * no successor. */
+/*@
+  predicate prio_bit(struct sched_node *n, integer p) =
+      (n->bitmap[p / 64] & (1 << (p % 64))) != 0;
+  predicate top_bit(struct sched_node *n, integer w) = (n->bitmap_top & (1 << w)) != 0;
+
+  // What setting and clearing one bit does to the others (proved by WP
+  // from its bit-extraction axioms; the provers do not find them inside a
+  // function's goal unaided).
+  lemma bit_or_test: \forall unsigned long a, integer k, j; 0 <= k < 64 && 0 <= j < 64 ==>
+      ((((unsigned long)(1 << k) | a) & (1 << j)) != 0 <==> (j == k || (a & (1 << j)) != 0));
+  lemma bit_andnot_test: \forall unsigned long a, integer k, j; 0 <= k < 64 && 0 <= j < 64 ==>
+      (((a & (unsigned long)~(unsigned long)(1 << k)) & (1 << j)) != 0 <==>
+          (j != k && (a & (1 << j)) != 0));
+  lemma bit_nonzero: \forall unsigned long a, integer j; 0 <= j < 64 ==>
+      (a & (1 << j)) != 0 ==> a != 0;
+
+  predicate bitmap_prios(struct sched_node *n) =
+      \forall integer p; 0 <= p < CONFIG_NUM_PRIORITIES ==>
+          (prio_bit(n, p) <==> n->ready_head[p] != \null);
+  predicate bitmap_words(struct sched_node *n) =
+      \forall integer w; 0 <= w < PRIO_WORDS ==> (top_bit(n, w) <==> n->bitmap[w] != 0);
+  predicate bitmap_top_clear(struct sched_node *n) =
+      \forall integer w; PRIO_WORDS <= w < 64 ==> !top_bit(n, w);
+  predicate bitmap_ok(struct sched_node *n) =
+      bitmap_prios(n) && bitmap_words(n) && bitmap_top_clear(n);
+
+  // Two TCB pointers are the same thread or disjoint memory (each TCB is an
+  // object of its own, retyped from untyped): WP's typed model would
+  // otherwise let two structs overlap.
+  predicate tcb_apart(struct tcb *a, struct tcb *b) =
+      a == \null || b == \null || a == b || \separated(a, b);
+
+  predicate queue_ends(struct sched_node *n, integer p) =
+      (n->ready_head[p] == \null <==> n->ready_tail[p] == \null) &&
+      (n->ready_head[p] != \null ==>
+          \valid(n->ready_head[p]) && \valid(n->ready_tail[p]) &&
+          \separated(n, n->ready_head[p]) && \separated(n, n->ready_tail[p]) &&
+          n->ready_head[p]->ready_prev == \null && n->ready_tail[p]->ready_next == \null);
+*/
 /* This core's state. Single core for now; SMP indexes by hart. */
 #define NODE (&sched_nodes[0])
 

@@ -88,6 +88,60 @@ bool sc_released(const struct sched_context *sc)
 
 /* ---- ready queues ---- */
 
+/* The bitmap half of a ready-queue change, apart so that its proof (make
+ * prove, set `ready`) needs no list memory: queue p became non-empty
+ * (set) or empty (clear). Always inlined: the same code as written in
+ * place. */
+/*@ requires n == &sched_nodes[0] && p < CONFIG_NUM_PRIORITIES;
+    requires bitmap_words(n) && bitmap_top_clear(n);
+    assigns n->bitmap[p / 64], n->bitmap_top;
+    ensures prio_bit(n, p);
+    ensures \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p ==>
+                (prio_bit(n, q) <==> \old(prio_bit(n, q)));
+    ensures bitmap_words(n) && bitmap_top_clear(n); */
+static ALWAYS_INLINE void ready_bitmap_set(struct sched_node *n, u32 p)
+{
+    n->bitmap[p / 64] |= BIT(p % 64);
+    n->bitmap_top |= BIT(p / 64);
+}
+
+/*@ requires n == &sched_nodes[0] && p < CONFIG_NUM_PRIORITIES;
+    requires bitmap_words(n) && bitmap_top_clear(n);
+    assigns n->bitmap[p / 64], n->bitmap_top;
+    ensures !prio_bit(n, p);
+    ensures \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p ==>
+                (prio_bit(n, q) <==> \old(prio_bit(n, q)));
+    ensures bitmap_words(n) && bitmap_top_clear(n); */
+static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
+{
+    n->bitmap[p / 64] &= ~BIT(p % 64);
+    if (n->bitmap[p / 64] == 0)
+        n->bitmap_top &= ~BIT(p / 64);
+}
+
+/* Contracts (make prove, set `ready`): the bitmap stays exact for every
+ * priority and the queue's ends stay consistent; t (in no queue) becomes
+ * its head or tail. */
+/*@ requires \valid(t) && \separated(t, &sched_nodes[0]) && t->priority < CONFIG_NUM_PRIORITIES;
+    requires bitmap_ok(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
+    requires t != sched_nodes[0].ready_head[t->priority] && t != sched_nodes[0].ready_tail[t->priority];
+    requires tcb_apart(t, sched_nodes[0].ready_head[t->priority]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[t->priority]) &&
+             tcb_apart(sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority]);
+    assigns t->ready_prev, t->ready_next, t->in_ready_queue,
+            sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
+            sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
+            sched_nodes[0].ready_head[t->priority]->ready_prev,
+            sched_nodes[0].ready_tail[t->priority]->ready_next;
+    ensures bitmap_prios(&sched_nodes[0]);
+    ensures bitmap_words(&sched_nodes[0]);
+    ensures bitmap_top_clear(&sched_nodes[0]);
+    ensures queue_ends(&sched_nodes[0], t->priority);
+    ensures t->in_ready_queue;
+    ensures at_head ==> sched_nodes[0].ready_head[t->priority] == t;
+    ensures at_head ==> t->ready_next == \old(sched_nodes[0].ready_head[t->priority]);
+    ensures !at_head ==> sched_nodes[0].ready_tail[t->priority] == t;
+    ensures !at_head ==> t->ready_prev == \old(sched_nodes[0].ready_tail[t->priority]); */
 static void ready_insert(struct tcb *t, bool at_head)
 {
     struct sched_node *n = NODE;
@@ -109,11 +163,36 @@ static void ready_insert(struct tcb *t, bool at_head)
             n->ready_head[p] = t;
         n->ready_tail[p] = t;
     }
-    n->bitmap[p / 64] |= BIT(p % 64);
-    n->bitmap_top |= BIT(p / 64);
+    ready_bitmap_set(n, p);
     t->in_ready_queue = true;
 }
 
+/* t is in its priority's queue: its neighbours point back at it, and it
+ * has no predecessor (successor) exactly when it is the head (tail). */
+/*@ requires \valid(t) && \separated(t, &sched_nodes[0]) && t->priority < CONFIG_NUM_PRIORITIES;
+    requires bitmap_ok(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
+    requires t->ready_prev == \null <==> sched_nodes[0].ready_head[t->priority] == t;
+    requires t->ready_next == \null <==> sched_nodes[0].ready_tail[t->priority] == t;
+    requires t->ready_prev != \null ==> \valid(t->ready_prev) && t->ready_prev->ready_next == t &&
+             \separated(t->ready_prev, t, &sched_nodes[0]);
+    requires t->ready_next != \null ==> \valid(t->ready_next) && t->ready_next->ready_prev == t &&
+             \separated(t->ready_next, t, &sched_nodes[0]);
+    requires tcb_apart(t->ready_prev, t->ready_next) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_head[t->priority]) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_tail[t->priority]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_head[t->priority]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_tail[t->priority]) &&
+             tcb_apart(t, sched_nodes[0].ready_head[t->priority]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[t->priority]);
+    assigns t->ready_prev, t->ready_next, t->in_ready_queue,
+            sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
+            sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
+            t->ready_prev->ready_next, t->ready_next->ready_prev;
+    ensures bitmap_prios(&sched_nodes[0]);
+    ensures bitmap_words(&sched_nodes[0]);
+    ensures bitmap_top_clear(&sched_nodes[0]);
+    ensures queue_ends(&sched_nodes[0], t->priority);
+    ensures !t->in_ready_queue && t->ready_prev == \null && t->ready_next == \null; */
 static void ready_remove(struct tcb *t)
 {
     struct sched_node *n = NODE;
@@ -126,11 +205,8 @@ static void ready_remove(struct tcb *t)
         t->ready_next->ready_prev = t->ready_prev;
     else
         n->ready_tail[p] = t->ready_prev;
-    if (!n->ready_head[p]) {
-        n->bitmap[p / 64] &= ~BIT(p % 64);
-        if (n->bitmap[p / 64] == 0)
-            n->bitmap_top &= ~BIT(p / 64);
-    }
+    if (!n->ready_head[p])
+        ready_bitmap_clear(n, p);
     t->ready_next = t->ready_prev = NULL;
     t->in_ready_queue = false;
 }
