@@ -53,32 +53,55 @@ extern struct sched_node sched_nodes[CONFIG_MAX_NUM_NODES];
  * queue is non-empty, a word's bit in bitmap_top exactly when the word is
  * non-zero (and no bit above the last word), and a queue's two ends agree:
  * both NULL or both threads, the head with no predecessor and the tail with
- * no successor. */
+ * no successor.
+ * The bitmap facts are macros, not ACSL predicates: WP hands a predicate to
+ * the provers folded, and CVC4 and Z3 then fail to relate it to the word
+ * the code just wrote (they time out); expanded in place, they prove it. */
+#ifdef __FRAMAC__
+#define ACSL_PRIO_BIT(n, p) ((((n)->bitmap[(p) / 64]) & (1 << ((p) % 64))) != 0)
+#define ACSL_TOP_BIT(n, w) ((((n)->bitmap_top) & (1 << (w))) != 0)
+#define ACSL_BITMAP_PRIOS(n) \
+    (\forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES ==> \
+         (ACSL_PRIO_BIT(n, q) <==> (n)->ready_head[q] != \null))
+#define ACSL_BITMAP_WORDS(n) \
+    (\forall integer w; 0 <= w < PRIO_WORDS ==> (ACSL_TOP_BIT(n, w) <==> (n)->bitmap[w] != 0))
+#define ACSL_BITMAP_TOP_CLEAR(n) (\forall integer w; PRIO_WORDS <= w < 64 ==> !ACSL_TOP_BIT(n, w))
+#endif
 /*@
-  predicate prio_bit(struct sched_node *n, integer p) =
-      (n->bitmap[p / 64] & (1 << (p % 64))) != 0;
-  predicate top_bit(struct sched_node *n, integer w) = (n->bitmap_top & (1 << w)) != 0;
-
-  // What setting and clearing one bit does to the others (proved by WP
-  // from its bit-extraction axioms; the provers do not find them inside a
-  // function's goal unaided).
+  // Setting or clearing bit k of a word, as the code writes it: what it does
+  // to bit j (proved by WP from its bit-extraction axioms; the provers do
+  // not find these inside a function's goal unaided).
   lemma bit_or_test: \forall unsigned long a, integer k, j; 0 <= k < 64 && 0 <= j < 64 ==>
       ((((unsigned long)(1 << k) | a) & (1 << j)) != 0 <==> (j == k || (a & (1 << j)) != 0));
-  lemma bit_andnot_test: \forall unsigned long a, integer k, j; 0 <= k < 64 && 0 <= j < 64 ==>
-      (((a & (unsigned long)~(unsigned long)(1 << k)) & (1 << j)) != 0 <==>
-          (j != k && (a & (1 << j)) != 0));
   lemma bit_nonzero: \forall unsigned long a, integer j; 0 <= j < 64 ==>
       (a & (1 << j)) != 0 ==> a != 0;
-
-  predicate bitmap_prios(struct sched_node *n) =
-      \forall integer p; 0 <= p < CONFIG_NUM_PRIORITIES ==>
-          (prio_bit(n, p) <==> n->ready_head[p] != \null);
-  predicate bitmap_words(struct sched_node *n) =
-      \forall integer w; 0 <= w < PRIO_WORDS ==> (top_bit(n, w) <==> n->bitmap[w] != 0);
-  predicate bitmap_top_clear(struct sched_node *n) =
-      \forall integer w; PRIO_WORDS <= w < 64 ==> !top_bit(n, w);
-  predicate bitmap_ok(struct sched_node *n) =
-      bitmap_prios(n) && bitmap_words(n) && bitmap_top_clear(n);
+  lemma and_nonzero: \forall unsigned long a, b; (a & b) != 0 ==> a != 0;
+  lemma u32_small: \forall integer x; 0 <= x < 64 ==> (unsigned int)x == x;
+  lemma prio_split: \forall integer q, p; 0 <= q < CONFIG_NUM_PRIORITIES && 0 <= p < CONFIG_NUM_PRIORITIES &&
+      q != p && q / 64 == p / 64 ==> q % 64 != p % 64;
+  lemma set_other: \forall unsigned long a, integer q, p;
+      0 <= q < CONFIG_NUM_PRIORITIES && 0 <= p < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==>
+      ((((unsigned long)(1 << (unsigned int)(p % 64)) | a) & (1 << (q % 64))) != 0 <==>
+          (a & (1 << (q % 64))) != 0);
+  lemma set_top_other: \forall unsigned long a, integer w, p;
+      0 <= w < 64 && 0 <= p < CONFIG_NUM_PRIORITIES && w != p / 64 ==>
+      ((((unsigned long)(1 << (unsigned int)(p / 64)) | a) & (1 << w)) != 0 <==> (a & (1 << w)) != 0);
+  lemma set_top_self: \forall unsigned long a, integer p; 0 <= p < CONFIG_NUM_PRIORITIES ==>
+      (((unsigned long)(1 << (unsigned int)(p / 64)) | a) & (1 << (p / 64))) != 0;
+  lemma set_word_nonzero: \forall unsigned long a, integer p; 0 <= p < CONFIG_NUM_PRIORITIES ==>
+      ((unsigned long)(1 << (unsigned int)(p % 64)) | a) != 0;
+  lemma clear_other: \forall unsigned long a, integer q, p;
+      0 <= q < CONFIG_NUM_PRIORITIES && 0 <= p < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==>
+      (((a & (unsigned long)~(unsigned long)(1 << (unsigned int)(p % 64))) & (1 << (q % 64))) != 0 <==>
+          (a & (1 << (q % 64))) != 0);
+  lemma clear_self: \forall unsigned long a, integer p; 0 <= p < CONFIG_NUM_PRIORITIES ==>
+      ((a & (unsigned long)~(unsigned long)(1 << (unsigned int)(p % 64))) & (1 << (p % 64))) == 0;
+  lemma clear_top_other: \forall unsigned long a, integer w, p;
+      0 <= w < 64 && 0 <= p < CONFIG_NUM_PRIORITIES && w != p / 64 ==>
+      (((a & (unsigned long)~(unsigned long)(1 << (unsigned int)(p / 64))) & (1 << w)) != 0 <==>
+          (a & (1 << w)) != 0);
+  lemma clear_top_self: \forall unsigned long a, integer p; 0 <= p < CONFIG_NUM_PRIORITIES ==>
+      ((a & (unsigned long)~(unsigned long)(1 << (unsigned int)(p / 64))) & (1 << (p / 64))) == 0;
 
   // Two TCB pointers are the same thread or disjoint memory (each TCB is an
   // object of its own, retyped from untyped): WP's typed model would

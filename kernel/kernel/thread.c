@@ -93,37 +93,56 @@ bool sc_released(const struct sched_context *sc)
  * (set) or empty (clear). Always inlined: the same code as written in
  * place. */
 /*@ requires n == &sched_nodes[0] && p < CONFIG_NUM_PRIORITIES;
-    requires bitmap_words(n) && bitmap_top_clear(n);
+    requires ACSL_BITMAP_WORDS(n) && ACSL_BITMAP_TOP_CLEAR(n);
     assigns n->bitmap[p / 64], n->bitmap_top;
-    ensures prio_bit(n, p);
+    ensures ACSL_PRIO_BIT(n, p);
     ensures \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p ==>
-                (prio_bit(n, q) <==> \old(prio_bit(n, q)));
-    ensures bitmap_words(n) && bitmap_top_clear(n); */
+                (ACSL_PRIO_BIT(n, q) <==> \old(ACSL_PRIO_BIT(n, q)));
+    ensures ACSL_BITMAP_WORDS(n) && ACSL_BITMAP_TOP_CLEAR(n); */
 static ALWAYS_INLINE void ready_bitmap_set(struct sched_node *n, u32 p)
 {
     n->bitmap[p / 64] |= BIT(p % 64);
+    /* The steps of the proof (make prove; each an instance of a sched.h lemma). */
+    //@ assert \forall integer w; 0 <= w < PRIO_WORDS && w != p / 64 ==> n->bitmap[w] == \at(n->bitmap[w], Pre);
+    //@ assert n->bitmap[p / 64] == ((unsigned long)(1 << (unsigned int)(p % 64)) | \at(n->bitmap[p / 64], Pre));
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 != p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre));
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==> ((n->bitmap[p / 64] & (1 << (q % 64))) != 0 <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0);
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 == p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> (n->bitmap[p / 64] & (1 << (q % 64))) != 0);
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 == p / 64 ==> (\at(ACSL_PRIO_BIT(n, q), Pre) <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0);
     n->bitmap_top |= BIT(p / 64);
+    //@ assert \forall integer w; 0 <= w < 64 && w != p / 64 ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre));
+    //@ assert ACSL_TOP_BIT(n, p / 64) && n->bitmap[p / 64] != 0;
 }
 
 /*@ requires n == &sched_nodes[0] && p < CONFIG_NUM_PRIORITIES;
-    requires bitmap_words(n) && bitmap_top_clear(n);
+    requires ACSL_BITMAP_WORDS(n) && ACSL_BITMAP_TOP_CLEAR(n);
     assigns n->bitmap[p / 64], n->bitmap_top;
-    ensures !prio_bit(n, p);
+    ensures !ACSL_PRIO_BIT(n, p);
     ensures \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p ==>
-                (prio_bit(n, q) <==> \old(prio_bit(n, q)));
-    ensures bitmap_words(n) && bitmap_top_clear(n); */
+                (ACSL_PRIO_BIT(n, q) <==> \old(ACSL_PRIO_BIT(n, q)));
+    ensures ACSL_BITMAP_WORDS(n) && ACSL_BITMAP_TOP_CLEAR(n); */
 static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
 {
     n->bitmap[p / 64] &= ~BIT(p % 64);
+    //@ assert \forall integer w; 0 <= w < PRIO_WORDS && w != p / 64 ==> n->bitmap[w] == \at(n->bitmap[w], Pre);
+    //@ assert n->bitmap[p / 64] == (\at(n->bitmap[p / 64], Pre) & (unsigned long)~(unsigned long)(1 << (unsigned int)(p % 64)));
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 != p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre));
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==> ((n->bitmap[p / 64] & (1 << (q % 64))) != 0 <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0);
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre));
+    //@ assert !ACSL_PRIO_BIT(n, p);
+    //@ assert n->bitmap[p / 64] != 0 ==> \at(n->bitmap[p / 64], Pre) != 0;
     if (n->bitmap[p / 64] == 0)
         n->bitmap_top &= ~BIT(p / 64);
+    //@ assert \forall integer w; 0 <= w < 64 && w != p / 64 ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre));
+    //@ assert ACSL_TOP_BIT(n, p / 64) <==> n->bitmap[p / 64] != 0;
 }
 
 /* Contracts (make prove, set `ready`): the bitmap stays exact for every
  * priority and the queue's ends stay consistent; t (in no queue) becomes
  * its head or tail. */
 /*@ requires \valid(t) && \separated(t, &sched_nodes[0]) && t->priority < CONFIG_NUM_PRIORITIES;
-    requires bitmap_ok(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
+    requires ACSL_BITMAP_PRIOS(&sched_nodes[0]) && ACSL_BITMAP_WORDS(&sched_nodes[0]) &&
+             ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
     requires t != sched_nodes[0].ready_head[t->priority] && t != sched_nodes[0].ready_tail[t->priority];
     requires tcb_apart(t, sched_nodes[0].ready_head[t->priority]) &&
              tcb_apart(t, sched_nodes[0].ready_tail[t->priority]) &&
@@ -133,9 +152,9 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
             sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
             sched_nodes[0].ready_head[t->priority]->ready_prev,
             sched_nodes[0].ready_tail[t->priority]->ready_next;
-    ensures bitmap_prios(&sched_nodes[0]);
-    ensures bitmap_words(&sched_nodes[0]);
-    ensures bitmap_top_clear(&sched_nodes[0]);
+    ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
+    ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
+    ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
     ensures queue_ends(&sched_nodes[0], t->priority);
     ensures t->in_ready_queue;
     ensures at_head ==> sched_nodes[0].ready_head[t->priority] == t;
@@ -163,6 +182,9 @@ static void ready_insert(struct tcb *t, bool at_head)
             n->ready_head[p] = t;
         n->ready_tail[p] = t;
     }
+    /* Proof steps (make prove): queue p is not empty, no other head changed. */
+    //@ assert n->ready_head[p] != \null && queue_ends(&sched_nodes[0], p);
+    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p ==> n->ready_head[q] == \at(sched_nodes[0].ready_head[q], Pre);
     ready_bitmap_set(n, p);
     t->in_ready_queue = true;
 }
@@ -170,7 +192,8 @@ static void ready_insert(struct tcb *t, bool at_head)
 /* t is in its priority's queue: its neighbours point back at it, and it
  * has no predecessor (successor) exactly when it is the head (tail). */
 /*@ requires \valid(t) && \separated(t, &sched_nodes[0]) && t->priority < CONFIG_NUM_PRIORITIES;
-    requires bitmap_ok(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
+    requires ACSL_BITMAP_PRIOS(&sched_nodes[0]) && ACSL_BITMAP_WORDS(&sched_nodes[0]) &&
+             ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
     requires t->ready_prev == \null <==> sched_nodes[0].ready_head[t->priority] == t;
     requires t->ready_next == \null <==> sched_nodes[0].ready_tail[t->priority] == t;
     requires t->ready_prev != \null ==> \valid(t->ready_prev) && t->ready_prev->ready_next == t &&
@@ -188,9 +211,9 @@ static void ready_insert(struct tcb *t, bool at_head)
             sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
             sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
             t->ready_prev->ready_next, t->ready_next->ready_prev;
-    ensures bitmap_prios(&sched_nodes[0]);
-    ensures bitmap_words(&sched_nodes[0]);
-    ensures bitmap_top_clear(&sched_nodes[0]);
+    ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
+    ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
+    ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
     ensures queue_ends(&sched_nodes[0], t->priority);
     ensures !t->in_ready_queue && t->ready_prev == \null && t->ready_next == \null; */
 static void ready_remove(struct tcb *t)
