@@ -2,7 +2,7 @@
 
 test_prove runs every proof set of the Makefile, as `make prove` does, and
 requires every goal proved. The mutation tests are the proofs' teeth: each
-copies the kernel sources, breaks refill.c in one place (a flipped
+copies the kernel sources, breaks refill.c, thread.c or queue.c in one place (a flipped
 comparison, a loop that runs one step too far), runs the same WP command on
 the function it broke, and requires the proof to fail there.
 """
@@ -39,7 +39,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
-    assert "refill" in sets
+    assert {"refill", "ready", "tqueue"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
@@ -48,28 +48,47 @@ def test_prove(tmp_path: Path) -> None:
     assert rc == 0, out
 
 
-# (function, the text to replace in refill.c, what it becomes)
+# (proof set, file under kernel/, function, the text to replace, what it becomes)
 MUTATIONS = [
     # clamp_max no longer caps max_refills at CONFIG_MAX_REFILLS
-    ("clamp_max",
+    ("refill", "kernel/refill.c", "clamp_max",
      "return max_refills > CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;",
      "return max_refills < CONFIG_MAX_REFILLS ? CONFIG_MAX_REFILLS : (u32)max_refills;"),
     # the small-head merge pops the last refill of the ring
-    ("sporadic_charge",
+    ("refill", "kernel/refill.c", "sporadic_charge",
      "while (!single(sc) && refill_head(sc)->amount < min_budget) {",
      "while (refill_head(sc)->amount < min_budget) {"),
+    # removing a thread clears its priority's bit while the queue is not empty
+    ("ready", "kernel/thread.c", "ready_remove",
+     "    if (!n->ready_head[p])\n        ready_bitmap_clear(n, p);",
+     "    if (n->ready_head[p])\n        ready_bitmap_clear(n, p);"),
+    # inserting at the head of a queue leaves the thread's old predecessor link
+    ("ready", "kernel/thread.c", "ready_insert",
+     "        t->ready_prev = NULL;\n        t->ready_next = n->ready_head[p];",
+     "        t->ready_next = n->ready_head[p];"),
+    # the word's summary bit is cleared whenever a bit of the word is
+    ("ready", "kernel/thread.c", "ready_bitmap_clear",
+     "    if (n->bitmap[p / 64] == 0)\n        n->bitmap_top &= ~BIT(p / 64);",
+     "    n->bitmap_top &= ~BIT(p / 64);"),
+    # removing the tail of an endpoint/notification queue makes its
+    # successor (NULL) the tail while a predecessor remains
+    ("tqueue", "kernel/queue.c", "tqueue_remove",
+     "        q->tail = t->queue_prev;",
+     "        q->tail = t->queue_next;"),
 ]
 
 
-@pytest.mark.parametrize("function,before,after", MUTATIONS, ids=[m[0] for m in MUTATIONS])
-def test_mutated_refill_fails(tmp_path: Path, function: str, before: str, after: str) -> None:
+@pytest.mark.parametrize("proof_set,path,function,before,after", MUTATIONS,
+                         ids=[f"{m[0]}-{m[2]}" for m in MUTATIONS])
+def test_mutated_code_fails(tmp_path: Path, proof_set: str, path: str, function: str,
+                            before: str, after: str) -> None:
     copy = tmp_path / "tree"
     shutil.copytree(ROOT / "kernel", copy / "kernel")
-    src = copy / "kernel/kernel/refill.c"
+    src = copy / "kernel" / path
     text = src.read_text()
-    assert text.count(before) == 1, f"mutation site not found once in refill.c: {before}"
+    assert text.count(before) == 1, f"mutation site not found once in {path}: {before}"
     src.write_text(text.replace(before, after))
-    rc, out = prove(tmp_path, ["refill"], root=copy, functions=function)
+    rc, out = prove(tmp_path, [proof_set], root=copy, functions=function)
     m = SUMMARY.search(out)
     assert m, out
     proved, total = int(m.group(1)), int(m.group(2))

@@ -103,14 +103,23 @@ static ALWAYS_INLINE void ready_bitmap_set(struct sched_node *n, u32 p)
 {
     n->bitmap[p / 64] |= BIT(p % 64);
     /* The steps of the proof (make prove; each an instance of a sched.h lemma). */
-    //@ assert \forall integer w; 0 <= w < PRIO_WORDS && w != p / 64 ==> n->bitmap[w] == \at(n->bitmap[w], Pre);
-    //@ assert n->bitmap[p / 64] == ((unsigned long)(1 << (unsigned int)(p % 64)) | \at(n->bitmap[p / 64], Pre));
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 != p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre));
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==> ((n->bitmap[p / 64] & (1 << (q % 64))) != 0 <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0);
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 == p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> (n->bitmap[p / 64] & (1 << (q % 64))) != 0);
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 == p / 64 ==> (\at(ACSL_PRIO_BIT(n, q), Pre) <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0);
+    /*@ assert \forall integer w; 0 <= w < PRIO_WORDS && w != p / 64
+            ==> n->bitmap[w] == \at(n->bitmap[w], Pre); */
+    /*@ assert n->bitmap[p / 64] ==
+            ((unsigned long)(1 << (unsigned int)(p % 64)) | \at(n->bitmap[p / 64], Pre)); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 != p / 64
+            ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre)); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64
+            ==> ((n->bitmap[p / 64] & (1 << (q % 64))) != 0
+            <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 == p / 64
+            ==> (ACSL_PRIO_BIT(n, q) <==> (n->bitmap[p / 64] & (1 << (q % 64))) != 0); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 == p / 64
+            ==> (\at(ACSL_PRIO_BIT(n, q), Pre)
+            <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0); */
     n->bitmap_top |= BIT(p / 64);
-    //@ assert \forall integer w; 0 <= w < 64 && w != p / 64 ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre));
+    /*@ assert \forall integer w; 0 <= w < 64 && w != p / 64
+            ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre)); */
     //@ assert ACSL_TOP_BIT(n, p / 64) && n->bitmap[p / 64] != 0;
 }
 
@@ -124,16 +133,23 @@ static ALWAYS_INLINE void ready_bitmap_set(struct sched_node *n, u32 p)
 static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
 {
     n->bitmap[p / 64] &= ~BIT(p % 64);
-    //@ assert \forall integer w; 0 <= w < PRIO_WORDS && w != p / 64 ==> n->bitmap[w] == \at(n->bitmap[w], Pre);
-    //@ assert n->bitmap[p / 64] == (\at(n->bitmap[p / 64], Pre) & (unsigned long)~(unsigned long)(1 << (unsigned int)(p % 64)));
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 != p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre));
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==> ((n->bitmap[p / 64] & (1 << (q % 64))) != 0 <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0);
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64 ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre));
+    /*@ assert \forall integer w; 0 <= w < PRIO_WORDS && w != p / 64
+            ==> n->bitmap[w] == \at(n->bitmap[w], Pre); */
+    /*@ assert n->bitmap[p / 64] ==
+            (\at(n->bitmap[p / 64], Pre) & (unsigned long)~(unsigned long)(1 << (unsigned int)(p % 64))); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q / 64 != p / 64
+            ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre)); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64
+            ==> ((n->bitmap[p / 64] & (1 << (q % 64))) != 0
+            <==> (\at(n->bitmap[p / 64], Pre) & (1 << (q % 64))) != 0); */
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p && q / 64 == p / 64
+            ==> (ACSL_PRIO_BIT(n, q) <==> \at(ACSL_PRIO_BIT(n, q), Pre)); */
     //@ assert !ACSL_PRIO_BIT(n, p);
     //@ assert n->bitmap[p / 64] != 0 ==> \at(n->bitmap[p / 64], Pre) != 0;
     if (n->bitmap[p / 64] == 0)
         n->bitmap_top &= ~BIT(p / 64);
-    //@ assert \forall integer w; 0 <= w < 64 && w != p / 64 ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre));
+    /*@ assert \forall integer w; 0 <= w < 64 && w != p / 64
+            ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre)); */
     //@ assert ACSL_TOP_BIT(n, p / 64) <==> n->bitmap[p / 64] != 0;
 }
 
@@ -184,7 +200,8 @@ static void ready_insert(struct tcb *t, bool at_head)
     }
     /* Proof steps (make prove): queue p is not empty, no other head changed. */
     //@ assert n->ready_head[p] != \null && queue_ends(&sched_nodes[0], p);
-    //@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p ==> n->ready_head[q] == \at(sched_nodes[0].ready_head[q], Pre);
+    /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p
+            ==> n->ready_head[q] == \at(sched_nodes[0].ready_head[q], Pre); */
     ready_bitmap_set(n, p);
     t->in_ready_queue = true;
 }
