@@ -104,3 +104,22 @@ def test_exploration_returns_the_status(built) -> None:
     # with an unknown status both ways stay open
     ex_any = uw.explore(op, op.blocks[call].succs[0], unwind.ANY)
     assert ex_any.returns is not None and len(ex_any.allowed) > len(ex.allowed)
+
+
+def test_cli_switches_and_per_poll_handling(built, tmp_path: Path) -> None:
+    import json
+
+    from kairos.cli import main
+    out = {}
+    for name, extra in (("on", []), ("off", ["--no-unwind-facts"]), ("worst", ["--worst-handling"])):
+        js = tmp_path / f"{name}.json"
+        assert main(["latency", str(built["tested"]), "-a", str(built["ann"]), "--model", "simple", "--quiet",
+                     "--json", str(js), *extra]) == 0
+        out[name] = json.loads(js.read_text())
+    rows = out["on"]["poll_handling"]
+    assert [r["function"] for r in rows] == ["step"] and rows[0]["contexts"] == 1
+    assert rows[0]["cycles"] == out["on"]["handling_cycles"][HANDLING]
+    assert out["off"]["handling_cycles"][HANDLING] > out["on"]["handling_cycles"][HANDLING]
+    assert out["off"]["bound_cycles"] > out["on"]["bound_cycles"]
+    # one poll site: its own handling path is the worst one
+    assert out["worst"]["bound_cycles"] == out["on"]["bound_cycles"]
