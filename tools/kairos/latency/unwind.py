@@ -15,15 +15,22 @@ poll start of the handling ILP:
 
 1. **Explore** the frame's function from the return site, on the acyclic
    paths to its returns, in z3 over RV64 bit-vector semantics
-   (``rv64smt``).  The state at the return site is unknown except ``a0``,
-   which lies in the set the callee can return on its own explored paths
-   (the poll: non-zero).  A branch direction the solver shows impossible is
-   not followed.  Calls on the way are summarised (caller-saved registers,
+   (``rv64smt``).  At the return site ``a0`` lies in the set the callee can
+   return on its own explored paths (the poll: non-zero); the callee-saved
+   registers hold what the function's own data flow leaves in them at the
+   call (``_block_states``: a symbolic forward analysis whose joins keep
+   only terms that agree, refined on ``r == constant`` edges); the rest is
+   unknown.  A branch direction the solver shows impossible is not
+   followed.  Calls on the way are summarised (caller-saved registers,
    memory and objects forgotten; a constant return kept, as in
-   ``infeasible``).  A path that comes back to a block already on it (a
-   loop iteration), a budget that runs out, or an undecided check gives up:
-   everything reachable from there is allowed and the returned value is
-   unknown.  The edges of the explored paths are the frame's *allowed*
+   ``infeasible``); a later poll returns non-zero (the interrupt is still
+   pending: the assumption the handling ILP makes at every poll's test).
+   Once no constrained value is left in the state, the rest depends only on
+   its constants and is explored once per (block, constants).  A path that
+   comes back to a block already on it while a constrained value is live (a
+   loop iteration), or a budget that runs out, gives up: everything
+   reachable from there is allowed and the returned value is unknown; an
+   undecided check keeps the direction.  The edges of the explored paths are the frame's *allowed*
    edges; the ``a0`` at each reached return makes the caller's set
    (constants, "non-zero", or unknown).
 2. **Constrain** the ILP, per context ``c`` of a spine frame and per group
