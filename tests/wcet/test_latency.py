@@ -64,7 +64,9 @@ def test_response_is_region_plus_handling_of_its_end(result: regions.LatencyResu
     for r in result.regions:
         assert r.length is not None and r.length > 0
         assert r.length < r.response <= r.length + worst_handling
-        assert r.handling in result.handling.values()
+        # the handling path of a kind of end, or of the very poll (in its context) the region ends at
+        assert 0 < r.handling <= max(result.handling.values())
+        assert r.handling in set(result.handling.values()) or "preemption point" in r.end
     assert result.bound == max(r.response for r in result.regions) == result.worst.response
 
 

@@ -351,3 +351,58 @@ def test_without_dwarf_no_pointer_is_assumed_to_be_memory(tmp_path: Path) -> Non
     _an, res_off = _analyse(elf, "save", symbolic=False)
     assert res.bound == res_off.bound
     assert any("no DWARF" in w for w in an.warnings)
+
+
+SHARED_STACK = r"""
+volatile long sink;
+
+/* a frame of spilled values: its stack accesses are sp-relative */
+long helper(long a, long b, long c)
+{
+    volatile long t[12];
+    for (int i = 0; i < 12; i++)
+        t[i] = a * i + b;
+    long s = 0;
+    for (int i = 0; i < 12; i++)
+        s += t[i] ^ c;
+    return s;
+}
+
+long one(long x) { return helper(x, 1, 2) + helper(x, 3, 4); }
+long two(long x) { return helper(x, 5, 6) + one(x + 1); }
+
+long entry(void)
+{
+    long r = one(sink) + two(sink);
+    sink = r;
+    return r;
+}
+
+int main(void) { return (int)entry(); }
+"""
+
+
+@needs_cc
+def test_stack_in_a_shared_context_is_relative_to_its_entry_sp(tmp_path: Path) -> None:
+    """With a context budget of 1 every helper runs in a shared context, so
+    sp at its entry is unknown: its frame's accesses are relative to that
+    sp (one base per activation), and after the first touch of a line they
+    hit.  Without sp0 the root's stack is relative too.  The bound stays
+    above the replayed run and falls against the same analysis with that
+    base switched off (each stack access an unknown-address miss)."""
+    from kairos.wcet import driver, valueanalysis
+    elf = build(tmp_path, "sharedstack", SHARED_STACK)
+    on = driver.run(str(elf), ["entry"], model_name="u54", context_budget=1)
+    assert any("shared call contexts" in w for w in on.warnings)
+    orig = valueanalysis.ValueInfo.__init__
+
+    def no_stack(self, *a, **k):
+        orig(self, *a, **k)
+        self.symbolic_stack = False
+    valueanalysis.ValueInfo.__init__ = no_stack
+    try:
+        off = driver.run(str(elf), ["entry"], model_name="u54", context_budget=1)
+    finally:
+        valueanalysis.ValueInfo.__init__ = orig
+    _trace, seen = _observed(elf, "entry", "u54")
+    assert seen <= on.results[0].bound < off.results[0].bound

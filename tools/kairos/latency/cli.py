@@ -33,6 +33,12 @@ def register(sub) -> None:
     p.add_argument("--count", type=int, default=5000, metavar="N", help="--observe: kernel runs to capture")
     p.add_argument("--capture-timeout", type=float, default=1800.0, metavar="S",
                    help="--observe: stop capturing after S seconds (default 1800)")
+    p.add_argument("--no-unwind-facts", action="store_true",
+                   help="do not tie a taken preemption point's result to its callers' tests on the handling "
+                        "path (to measure what the facts gain)")
+    p.add_argument("--worst-handling", action="store_true",
+                   help="charge every region ending at a preemption point the worst handling path of any "
+                        "preemption point (the composition before per-poll handling paths; for comparison)")
     p.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
@@ -82,7 +88,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.observe and args.bound_only:
         raise WcetError("--observe needs every region's bound: drop --bound-only")
     kw = dict(model_name=args.model, entry=args.entry, context_budget=budget, table=not args.bound_only,
-              top_lengths=args.top, all_lengths=bool(args.observe))
+              top_lengths=args.top, all_lengths=bool(args.observe),
+              unwind_facts=not args.no_unwind_facts, per_poll_handling=not args.worst_handling)
     if not args.quiet and err.is_terminal:
         with Progress(TextColumn("[bold]latency[/]"), BarColumn(), TextColumn("{task.description}"),
                       TimeElapsedColumn(), console=err, transient=True) as prog:

@@ -47,6 +47,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kairos.latency import unwind
 from kairos.wcet import ipet
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
@@ -100,6 +101,8 @@ class LatencyResult:
     starts: int                # number of region starts (all regions)
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    #: per preemption-point call site: (function, source, worst handling path over its contexts, contexts)
+    poll_handling: list[tuple[str, str, int, int]] = field(default_factory=list)
 
     @property
     def bound(self) -> int:
@@ -199,12 +202,16 @@ def _forbid(branches: dict[int, tuple[int, int]], which: int) -> Callable:
 
 def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: str = "trap_entry",
             context_budget: int | None = DEFAULT_CONTEXT_BUDGET, table: bool = True, top_lengths: int = 10,
-            all_lengths: bool = False, progress: Callable[[str, float], None] | None = None) -> LatencyResult:
+            all_lengths: bool = False, progress: Callable[[str, float], None] | None = None,
+            unwind_facts: bool = True, per_poll_handling: bool = True) -> LatencyResult:
     """Bound every region below ``entry`` (``table``: one ILP solve per
     region; otherwise one solve over all starts gives the bound and the
     worst region only), and the own length of the worst context of the
     ``top_lengths`` sites with the longest responses (``all_lengths``: of
-    every region)."""
+    every region).  ``unwind_facts``: tie a taken poll's result to the
+    callers' tests on the handling path (``unwind``).  ``per_poll_handling``:
+    a region ending at a poll is charged the handling path from that poll
+    (in that context), not the worst over every poll."""
     t0 = time.perf_counter()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
@@ -246,22 +253,34 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     if irq_handler is None:
         raise WcetError(f"{entry} does not jump to {INTERRUPT_HANDLER}: no interrupt entry to deliver through")
     kinds = [k for k in ("poll", "wfi") if any(s.kind == k for s in resumed)]
+    per_poll = [i for i, s in enumerate(resumed) if s.kind == "poll"] if per_poll_handling else []
 
     def handling_variants(g: ipet.InlinedGraph) -> list[dict[int, float]]:
         out = [{**{e: 0.0 for e in g.start_edges},
                 **{e: 0.0 for e in _handler_edges(g, program, entry, entries, keep=irq_handler.site)}}]
         for k in kinds:
             out.append({0: 0.0, **{e: 0.0 for s, e in zip(resumed, g.start_edges) if s.kind != k}})
+        # and from each taken poll alone: the handling charged where a region ends at that poll
+        for i in per_poll:
+            out.append({0: 0.0, **{e: 0.0 for j, e in enumerate(g.start_edges) if j != i}})
         return out
 
     # a taken poll's continuation starts with the poll itself (the region ends at its call)
     hstarts = [(program.callee_context(s.ctx, s.site, s.target), s.target) if s.kind == "poll"
                else (s.ctx, s.block) for s in resumed]
+    handling_facts = [_forbid(branches, 1)]
+    if unwind_facts:
+        say("unwinding facts", 0.45)
+        unwinder = unwind.Unwinder(program, polls)
+        poll_idx = [i for i, s in enumerate(resumed) if s.kind == "poll"]
+        other_idx = [i for i, s in enumerate(resumed) if s.kind != "poll"]
+        handling_facts.append(lambda g: unwind.constraints(g, unwinder, poll_idx, other_idx))
     hres = ipet.solve_variants(program, entry, handling_bounds, cost_fn, pen_fn, stops,
-                               extra_constraints=[_forbid(branches, 1)], forests=forests,
+                               extra_constraints=handling_facts, forests=forests,
                                starts=hstarts, stop_blocks=wfi_blocks, graph_ready=handling_variants)
     irq_entry = hres[0]
     cont = {k: r.bound for k, r in zip(kinds, hres[1:])}
+    poll_cont = {(resumed[i].ctx, resumed[i].site): r.bound for i, r in zip(per_poll, hres[1 + len(kinds):])}
     poll_names = {image.symbol_name_at(p) for p in polls}
     if "poll" in cont and sum(st.function in poll_names and st.block in polls
                               for st in hres[1 + kinds.index("poll")].path) > 1:
@@ -280,7 +299,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         if blk.kind is Term.TRAP_RETURN:
             return irq_entry.bound
         if blk.kind is Term.CALL and blk.call_target in polls:
-            return cont["poll"]
+            return poll_cont.get((node.ctx, blk.last.addr), cont["poll"])
         if blk.start in wfi_blocks and blk.start not in halting:
             return cont["wfi"]
         return 0            # a call of a function that never returns: the system stops
@@ -361,8 +380,14 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     for k, v in cont.items():
         handling["after a taken preemption point" if k == "poll" else "after wfi"] = v
     warnings.extend(region_bounds.unused_annotations())
+    by_site: dict[int, list[int]] = {}
+    for (c, site), v in poll_cont.items():
+        by_site.setdefault(site, []).append(v)
+    per_site = sorted(((next(s.function for s in resumed if s.site == site), image.source_of(site), max(v), len(v))
+                       for site, v in by_site.items()), key=lambda t: -t[2])
     return LatencyResult(elf, model_name, entry, regions, irq_entry.bound, irq_entry.path, handling, params,
-                         sorted(n for n in poll_names if n), len(all_starts), time.perf_counter() - t0, warnings)
+                         sorted(n for n in poll_names if n), len(all_starts), time.perf_counter() - t0, warnings,
+                         per_site)
 
 
 def _flow_from(res: ipet.IpetResult, g: ipet.InlinedGraph, edge: int) -> bool:

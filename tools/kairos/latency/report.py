@@ -7,7 +7,8 @@ with the worst of them and the number of contexts.
 JSON (``--json OUT``)::
 
     {"elf", "model", "entry", "bound_cycles", "interrupt_entry_cycles",
-     "handling_cycles": {kind: cycles}, "parameters": {name: {value, default, note}},
+     "handling_cycles": {kind: cycles}, "poll_handling": [{function, source, cycles, contexts}],
+     "parameters": {name: {value, default, note}},
      "preemption_points": [...], "region_starts": N, "analysis_seconds",
      "worst_region": {...},
      "regions": [{"name", "kind", "site", "source", "function", "context",
@@ -79,6 +80,8 @@ def to_json(res: LatencyResult) -> dict:
             "worst_path": path_summary(image, r.length_path or r.response_path, limit=40)})
     return {"elf": res.elf, "model": res.model, "entry": res.entry, "bound_cycles": res.bound,
             "interrupt_entry_cycles": res.interrupt_entry, "handling_cycles": res.handling,
+            "poll_handling": [{"function": f, "source": src, "cycles": v, "contexts": n}
+                              for f, src, v, n in res.poll_handling],
             "parameters": res.parameters, "preemption_points": res.polls, "region_starts": res.starts,
             "analysis_seconds": round(res.seconds, 2),
             "worst_region": {"name": worst.name, "context": worst.chain, "response_cycles": worst.response,
@@ -106,6 +109,8 @@ def print_summary(res: LatencyResult, console: Console, top: int = 10, show_path
     ht.add_column("cycles", justify="right")
     for k, v in res.handling.items():
         ht.add_row(k, f"{v:,}")
+    for f, src, v, n in res.poll_handling:
+        ht.add_row(f"  after the preemption point in {f} ({src}), worst of {n} context(s)", f"{v:,}")
     console.print(ht)
     rows = by_site(res)
     t = Table(title=f"non-preemptible regions: top {min(top, len(rows))} of {len(rows)} sites "
@@ -160,6 +165,9 @@ def write_html(res: LatencyResult, path: str, top: int = 10) -> None:
            "<h2>Handling paths</h2><table><tr><th>from</th><th>cycles</th></tr>"]
     for k, v in res.handling.items():
         out.append(f"<tr><td>{e(k)}</td><td class=n>{v:,}</td></tr>")
+    for f, src, v, n in res.poll_handling:
+        out.append(f"<tr><td>after the preemption point in {e(f)} ({e(src)}), worst of {n} context(s)</td>"
+                   f"<td class=n>{v:,}</td></tr>")
     out.append("</table><h2>Parameters</h2><table><tr><th>name</th><th>value</th><th>default</th>"
                "<th>meaning</th></tr>")
     for k, v in res.parameters.items():

@@ -113,6 +113,8 @@ class ValueInfo:
         #: memory (those of volatile-pointer variables excepted): only with
         #: the DWARF that names those variables.
         self.symbolic_bases = slots is not None
+        #: stack accesses at an unknown sp are relative to sp at the function's entry (``symbolic``)
+        self.symbolic_stack = True
         self._device_slots = slots or []
         for f in program.functions.values():
             self._analyse(f)
@@ -159,10 +161,19 @@ class ValueInfo:
         """``(base, lo, hi)``: the access touches bytes ``[lo, hi)`` relative
         to a symbolic base (a value of unknown address named by its
         definition, see ``Kind``); None if it has no such base or the base
-        may point to a device (``device_pointer_variables``)."""
+        may point to a device (``device_pointer_variables``).
+
+        A stack access whose address is unknown (``range`` gives None: the
+        function runs in a shared context, so ``sp`` at its entry depends on
+        the caller) is relative to ``sp`` at the function's entry, the base
+        ``("a", 2)``: that value does not change while the function runs
+        (callees restore ``sp``), and the stack is memory, not a device."""
         r = self._access.get((func_entry, instr_addr))
-        if r is None or not is_symbolic(r.base) or (func_entry, r.base) in self._device_kinds \
-                or not self.symbolic_bases:
+        if r is None or not self.symbolic_bases:
+            return None
+        if r.base == "sp" and self.symbolic_stack and r.hi - r.lo <= SYMBOLIC_WINDOW:
+            return (("a", 2), r.lo, r.hi)
+        if not is_symbolic(r.base) or (func_entry, r.base) in self._device_kinds:
             return None
         return (r.base, r.lo, r.hi)
 
