@@ -56,14 +56,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_library(args: argparse.Namespace) -> int:
     if args.name is None:
-        for name, w in library.EXAMPLES.items():
+        for name, w in [*library.EXAMPLES.items(), *library.BENCH.items()]:
             kinds = ", ".join(f"{s.name} {s.kind} {s.budget}/{s.period}" for s in w.servers)
             print(f"{name}: global {w.policy.upper()}, local {w.local_policy.upper()}; {kinds}; "
                   f"{len(w.tasks)} tasks")
         return 0
-    w = library.EXAMPLES.get(args.name)
+    w = library.named(args.name)
     if w is None:
-        return _err(f"no library model '{args.name}' (known: {', '.join(library.EXAMPLES)})")
+        return _err(f"no library model '{args.name}' (known: {', '.join([*library.EXAMPLES, *library.BENCH])})")
     text = library.build(w)
     if args.output:
         Path(args.output).write_text(text)
