@@ -24,10 +24,14 @@ user: $(TASCHED_ELF)
 -include $(BUILD)/user/tasched/tasched.d
 
 # Frama-C/WP proofs of the generated scheduler code, every goal within a
-# fixed timeout (docs/timed-automata.md "Proofs of the generated code").
+# fixed timeout (docs/timed-automata.md "Proofs of the generated code"): the
+# same model and generator as the code tasched runs, so the same C. `make
+# prove` runs it (the prerequisite below: no line of the Makefile's own
+# proof sets changes).
 .PHONY: prove-tatoc
 prove-tatoc: bootstrap $(TASCHED_GEN)/model.xml
 	$(KAIROS) tatoc $(TASCHED_GEN)/model.xml -o $(BUILD)/prove-tatoc --prove
+prove: prove-tatoc
 
 # The overhead benchmark (user/tasched/tabench.c, docs/timed-automata.md
 # "Overhead"): the library's paper-N models for 2 to 7 servers, each
@@ -54,3 +58,10 @@ $(BUILD)/user/tasched/tabench.o: $(foreach n,$(TABENCH_N),$(TABENCH_GEN)/ta$(n)_
 $(eval $(call user-roottask,$(TABENCH_ELF),$(TABENCH_OBJS)))
 user: $(TABENCH_ELF)
 -include $(BUILD)/user/tasched/tabench.d
+
+# `make tabench`: run it under QEMU -icount and print the table (debug
+# kernel: the figures are user-mode instructions of the schedulers alone).
+.PHONY: tabench
+tabench: bootstrap
+	@$(MAKE) --no-print-directory FLAVOUR=debug kernel build/debug/user/tasched/tabench.elf
+	$(PYTHON) -m kairos.ta.tabench --json build/debug/user/tasched/tabench.json

@@ -93,8 +93,8 @@ def cmd_tatoc(args: argparse.Namespace) -> int:
         return _err(str(e), "kairos tatoc")
     for goal in result.unproved:
         print(f"not proved: {goal}")
-    print(f"{source}: {result.proved}/{result.total} goals proved (Frama-C/WP -wp-rte, "
-          f"{prove.PROVERS}, {args.prove_timeout} s per goal)")
+    print(f"{source}: proved {result.proved}/{result.total} goals (Frama-C/WP -wp-rte, "
+          f"{prove.PROVERS}, {args.prove_timeout} s per goal, {args.jobs} processes)")
     return 0 if result.complete else 1
 
 
@@ -107,7 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--prove", action="store_true",
                    help="then prove the code with Frama-C/WP (exit 1 unless every goal is proved)")
     t.add_argument("--prove-timeout", type=int, default=10, help="seconds per goal (default 10)")
-    t.add_argument("--jobs", type=int, default=2, help="provers run in parallel (default 2)")
+    t.add_argument("--jobs", type=int, default=2,
+                   help="Frama-C processes run side by side, each on a share of the functions (default 2)")
     t.set_defaults(func=cmd_tatoc)
     p = sub.add_parser("ta", help="timed-automata models of schedulers: check with SPIN, library")
     tsub = p.add_subparsers(dest="ta_command", required=True)
