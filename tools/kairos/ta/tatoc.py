@@ -248,8 +248,11 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
               f"    assigns {', '.join(_assigned(net, e))}, s->error;",
               f"    {P.upper()}_ENSURES_VALID */",
               f"static void {P}_update_{e.ident}(struct {P}_state *s)", "{"]
-        c += [f"    {P}_unfold(s);"]
-        c += ["    " + _assign_c(em, net, u, P) for u in e.updates]
+        body = ["    " + _assign_c(em, net, u, P) for u in e.updates]
+        checked = any("err_ =" in line for line in body)
+        c += [f"    {P}_unfold(s);"] + (["    int32_t err_ = 0;"] if checked else []) + body
+        if checked:  # the first error stays; stored unconditionally (see _assign_c)
+            c += ["    { int32_t e_ = s->error; if (e_ == 0) e_ = err_; s->error = e_; }"]
         c += [f"    {P}_fold(s);", "}", ""]
     c += [f"/*@ requires {P}_valid(s);",
           f"    assigns *s;",
@@ -331,16 +334,28 @@ def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str) -> str:
     value = em.expr(u.value)
     rhs = value if u.op == "=" else f"({cur} {u.op[0]} {value})"
     fail = f"{P}_fail(s, {P.upper()}_ERR_RANGE);"
+    # A store at a fixed place: the check decides the value stored, not
+    # whether to store, and the error goes to a local (err_, stored once at
+    # the end of the update function, _error_store). The memory is then one
+    # store after another on every path, and WP's simplifier sees that
+    # every other field keeps its value; with a store on one branch and a
+    # call of ta_fail (which may write s->error) on the other, each
+    # unwritten conjunct of the invariant was a prover goal of its own.
+    place = None
     if isinstance(u.target, Index) and isinstance(u.target.index, Num) and 0 <= u.target.index.value < v.size:
-        return (f"{{ int64_t v_ = {rhs}; if (v_ < {v.lo} || v_ > {v.hi}) {fail} "
-                f"else s->{_cname(v.name)}[{u.target.index.value}] = (int32_t)v_; }}")
+        place = f"s->{_cname(v.name)}[{u.target.index.value}]"
+    elif not isinstance(u.target, Index):
+        place = f"s->{_cname(v.name)}"
+    if place is not None:
+        return (f"{{ int64_t v_ = {rhs}; int32_t w_ = {place}; "
+                f"if (v_ < {v.lo} || v_ > {v.hi}) err_ = {P.upper()}_ERR_RANGE; else w_ = (int32_t)v_; "
+                f"{place} = w_; }}")
     if isinstance(u.target, Index):
         idx = em.expr(u.target.index)
         return (f"{{ int64_t i_ = {idx}; int64_t v_ = {rhs}; "
                 f"if (i_ < 0 || i_ >= {v.size} || v_ < {v.lo} || v_ > {v.hi}) {fail} "
                 f"else s->{_cname(v.name)}[i_] = (int32_t)v_; }}")
-    return (f"{{ int64_t v_ = {rhs}; if (v_ < {v.lo} || v_ > {v.hi}) {fail} "
-            f"else s->{_cname(v.name)} = (int32_t)v_; }}")
+    raise AssertionError("unreachable")
 
 
 def _assigned(net: FlatNetwork, e) -> list[str]:
