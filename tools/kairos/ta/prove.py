@@ -40,7 +40,8 @@ class ProofResult:
 
 def wp_command(source: Path, timeout: int, jobs: int, functions: list[str] | None) -> list[str]:
     cmd = ["frama-c", "-pp-annot", f"-cpp-extra-args=-I{source.parent}", "-wp", "-wp-rte",
-           "-wp-prover", PROVERS, "-wp-timeout", str(timeout), "-wp-par", str(jobs)]
+           "-wp-prover", PROVERS, "-wp-timeout", str(timeout), "-wp-par", str(jobs),
+           "-wp-status-all"]  # every goal's result in the log, to follow a long run
     if functions:
         cmd += ["-wp-fct", ",".join(functions)]
     return cmd + [str(source)]
@@ -88,7 +89,10 @@ def prove(source: Path, timeout: int = TIMEOUT_S, jobs: int = 2, functions: list
         par = 1
     else:
         groups, par = [functions], jobs
-    with tempfile.TemporaryDirectory(prefix="kairos-wp-") as tmp:
+    # Each Frama-C process logs to a file in the work directory (KAIROS_WP_DIR
+    # keeps it, to follow a long run: tail -f DIR/run0/wp.log).
+    keep = os.environ.get("KAIROS_WP_DIR")
+    with tempfile.TemporaryDirectory(prefix="kairos-wp-", dir=keep) as tmp:
         env = dict(os.environ, WHY3CONFIG=str(Path(tmp) / "why3.conf"))
         detect = subprocess.run(["why3", "config", "detect"], env=env, capture_output=True, text=True)
         if detect.returncode != 0:
@@ -97,9 +101,11 @@ def prove(source: Path, timeout: int = TIMEOUT_S, jobs: int = 2, functions: list
         for i, group in enumerate(groups):
             work = Path(tmp) / f"run{i}"
             work.mkdir()
-            procs.append(subprocess.Popen(wp_command(source, timeout, par, group), env=env, cwd=work,
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        runs = [(p.communicate()[0], p.returncode) for p in procs]
+            with open(work / "wp.log", "w") as log:
+                procs.append((work / "wp.log", subprocess.Popen(
+                    wp_command(source, timeout, par, group), env=env, cwd=work,
+                    stdout=log, stderr=subprocess.STDOUT, text=True)))
+        runs = [(p.wait(), path.read_text())[::-1] for path, p in procs]
     result = ProofResult(0, 0)
     for log, rc in runs:
         part = _result(source, log, rc)
