@@ -333,10 +333,9 @@ def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str) -> str:
     cur = em.expr(u.target)
     value = em.expr(u.value)
     rhs = value if u.op == "=" else f"({cur} {u.op[0]} {value})"
-    fail = f"{P}_fail(s, {P.upper()}_ERR_RANGE);"
     # A store at a fixed place: the check decides the value stored, not
     # whether to store, and the error goes to a local (err_, stored once at
-    # the end of the update function, _error_store). The memory is then one
+    # the end of the update function, see generate()). The memory is then one
     # store after another on every path, and WP's simplifier sees that
     # every other field keeps its value; with a store on one branch and a
     # call of ta_fail (which may write s->error) on the other, each
@@ -350,12 +349,12 @@ def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str) -> str:
         return (f"{{ int64_t v_ = {rhs}; int32_t w_ = {place}; "
                 f"if (v_ < {v.lo} || v_ > {v.hi}) err_ = {P.upper()}_ERR_RANGE; else w_ = (int32_t)v_; "
                 f"{place} = w_; }}")
-    if isinstance(u.target, Index):
-        idx = em.expr(u.target.index)
-        return (f"{{ int64_t i_ = {idx}; int64_t v_ = {rhs}; "
-                f"if (i_ < 0 || i_ >= {v.size} || v_ < {v.lo} || v_ > {v.hi}) {fail} "
-                f"else s->{_cname(v.name)}[i_] = (int32_t)v_; }}")
-    raise AssertionError("unreachable")
+    # A computed index: the place itself is checked; out of range, nothing
+    # is stored (ta_fail records the error).
+    idx = em.expr(u.target.index)
+    return (f"{{ int64_t i_ = {idx}; int64_t v_ = {rhs}; "
+            f"if (i_ < 0 || i_ >= {v.size} || v_ < {v.lo} || v_ > {v.hi}) {P}_fail(s, {P.upper()}_ERR_RANGE); "
+            f"else s->{_cname(v.name)}[i_] = (int32_t)v_; }}")
 
 
 def _assigned(net: FlatNetwork, e) -> list[str]:
