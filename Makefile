@@ -7,6 +7,7 @@
 #   make bench             benchmarks (release kernel)
 #   make latency-check     interrupt latency: regions bounded, stress task replayed
 #   make prove             Frama-C/WP proofs of kernel code (docs/proofs.md)
+#   make campaign          long campaigns outside CI (the whole generated scheduler's proof)
 #   make kernel FLAVOUR=release|debug|check
 # Flavours are defined once, here and in kernel/include/config.h:
 #   debug   seL4 debug system calls and kernel printing, -O2
@@ -40,7 +41,7 @@ KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASS
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ELF := $(BUILD)/kernel.elf
 
-.PHONY: all kernel run test bench fuzz fuzz-campaign latency-check prove bootstrap clean user
+.PHONY: all kernel run test campaign bench fuzz fuzz-campaign latency-check prove bootstrap clean user
 all: kernel user
 
 kernel: $(KERNEL_ELF)
@@ -89,7 +90,13 @@ test: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
 	@$(MAKE) --no-print-directory FLAVOUR=release kernel build/release/user/bench/bench.elf \
 	    build/release/user/latency/latency_stress.elf
-	$(PYTHON) -m pytest -q tests $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -m "not campaign" tests $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
+
+# Long campaigns that do not fit CI's 40 minutes (tests marked `campaign`):
+# today the whole-file proof of the generated scheduler (`make prove-tatoc`,
+# docs/timed-automata.md "Proofs of the generated code").
+campaign: bootstrap
+	$(PYTHON) -m pytest -q -m campaign tests $(PYTEST_ARGS)
 
 # Benchmarks (docs/benchmarks.md): the release kernel and user/bench under
 # -icount; prints the table, the results file (build/bench/results/<UTC>.json,

@@ -12,6 +12,11 @@ REPO = Path(__file__).resolve().parents[1]
 CROSS_GCC = "riscv64-unknown-elf-gcc"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # `make test` deselects these (-m "not campaign"); `make campaign` runs them.
+    config.addinivalue_line("markers", "campaign: a long run outside CI's budget (make campaign)")
+
+
 def build_flavour(flavour: str) -> Path:
     proc = subprocess.run(["make", "-s", "--no-print-directory", f"FLAVOUR={flavour}", "kernel"],
                           cwd=REPO, capture_output=True, text=True)

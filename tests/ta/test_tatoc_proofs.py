@@ -9,6 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from kairos.ta import library, prove, tatoc
 from kairos.ta.model import flatten, load
 
@@ -26,7 +28,7 @@ def _decrementing_update(source: str) -> tuple[str, str]:
     going below 0."""
     for m in re.finditer(r"static void (ta_update_\d+)\(struct ta_state \*s\)\n\{\n(.*?)\n\}", source, re.S):
         for stmt in m.group(2).splitlines():
-            k = re.search(r"else s->v_budget\[(\d+)\] = ", stmt)
+            k = re.search(r"s->v_budget\[(\d+)\] = w_;", stmt)
             if k and f"(int64_t)s->v_budget[{k.group(1)}] - (int64_t)1" in stmt:
                 return m.group(1), stmt
     raise AssertionError("no budget-decrementing update in the generated code")
@@ -41,7 +43,7 @@ def test_update_function_is_proved_and_its_mutant_is_not(tmp_path: Path) -> None
     assert result.total >= 10
 
     # The mutant stores the decremented budget without the range check.
-    mutated, n = re.subn(r"if \(v_ < 0 \|\| v_ > \d+\) ta_fail\(s, TA_ERR_RANGE\); else ", "", stmt)
+    mutated, n = re.subn(r"if \(v_ < 0 \|\| v_ > \d+\) err_ = TA_ERR_RANGE; else ", "", stmt)
     assert n == 1
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
@@ -50,4 +52,32 @@ def test_update_function_is_proved_and_its_mutant_is_not(tmp_path: Path) -> None
     bad.write_text(text.replace(stmt, mutated))
     mutant = prove.prove(bad, functions=[fn])
     assert not mutant.complete
-    assert any(g.startswith(f"typed_{fn}_ensures") for g in mutant.unproved), mutant.unproved
+    # What fails is the invariant after the write: the conjunct on the budget
+    # that the fold lemma requires before the function returns.
+    assert any(g.startswith(f"typed_{fn}_call_ta_fold_requires") for g in mutant.unproved), mutant.unproved
+
+
+@pytest.mark.campaign
+def test_make_prove_tatoc_proves_every_goal_of_the_tasched_scheduler() -> None:
+    """`make prove-tatoc` (a campaign: `make campaign`, outside CI): every function of
+    the code user/tasched runs (the model tasched-3x6), every goal proved:
+    the runtime-error guards, the state invariant before and after every
+    function, loop invariants and variants, assigns clauses."""
+    import subprocess
+
+    from conftest import REPO
+    r = subprocess.run(["make", "-s", "--no-print-directory", "prove-tatoc"], cwd=REPO,
+                       capture_output=True, text=True, timeout=3600)
+    out = r.stdout + r.stderr
+    m = re.search(r"ta_sched\.c: proved (\d+)/(\d+) goals", out)
+    assert m, out[-3000:]
+    proved, total = int(m.group(1)), int(m.group(2))
+    assert total > 1000 and proved == total, out[-3000:]
+    assert "not proved" not in out
+    assert r.returncode == 0, out[-3000:]
+    # The proved file is the one tasched compiles (same model, same generator).
+    gen = "build/debug/user/tasched/gen/ta_sched.c"
+    b = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=debug", gen], cwd=REPO,
+                       capture_output=True, text=True, timeout=600)
+    assert b.returncode == 0, b.stdout + b.stderr
+    assert (REPO / "build" / "debug" / "prove-tatoc" / "ta_sched.c").read_text() == (REPO / gen).read_text()

@@ -56,14 +56,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_library(args: argparse.Namespace) -> int:
     if args.name is None:
-        for name, w in library.EXAMPLES.items():
+        for name, w in [*library.EXAMPLES.items(), *library.BENCH.items()]:
             kinds = ", ".join(f"{s.name} {s.kind} {s.budget}/{s.period}" for s in w.servers)
             print(f"{name}: global {w.policy.upper()}, local {w.local_policy.upper()}; {kinds}; "
                   f"{len(w.tasks)} tasks")
         return 0
-    w = library.EXAMPLES.get(args.name)
+    w = library.named(args.name)
     if w is None:
-        return _err(f"no library model '{args.name}' (known: {', '.join(library.EXAMPLES)})")
+        return _err(f"no library model '{args.name}' (known: {', '.join([*library.EXAMPLES, *library.BENCH])})")
     text = library.build(w)
     if args.output:
         Path(args.output).write_text(text)
@@ -93,8 +93,8 @@ def cmd_tatoc(args: argparse.Namespace) -> int:
         return _err(str(e), "kairos tatoc")
     for goal in result.unproved:
         print(f"not proved: {goal}")
-    print(f"{source}: {result.proved}/{result.total} goals proved (Frama-C/WP -wp-rte, "
-          f"{prove.PROVERS}, {args.prove_timeout} s per goal)")
+    print(f"{source}: proved {result.proved}/{result.total} goals (Frama-C/WP -wp-rte, "
+          f"{prove.PROVERS}, {args.prove_timeout} s per goal, {args.jobs} processes)")
     return 0 if result.complete else 1
 
 
@@ -107,7 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--prove", action="store_true",
                    help="then prove the code with Frama-C/WP (exit 1 unless every goal is proved)")
     t.add_argument("--prove-timeout", type=int, default=10, help="seconds per goal (default 10)")
-    t.add_argument("--jobs", type=int, default=2, help="provers run in parallel (default 2)")
+    t.add_argument("--jobs", type=int, default=2,
+                   help="Frama-C processes run side by side, each on a share of the functions (default 2)")
     t.set_defaults(func=cmd_tatoc)
     p = sub.add_parser("ta", help="timed-automata models of schedulers: check with SPIN, library")
     tsub = p.add_subparsers(dest="ta_command", required=True)

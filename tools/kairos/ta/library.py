@@ -337,3 +337,26 @@ EXAMPLES: dict[str, Workload] = {
         [Task("A", 0, 1, 5, 5, 1), Task("B", 0, 1, 10, 10, 0), Task("C", 1, 1, 8, 8, 1),
          Task("D", 1, 1, 16, 16, 0), Task("E", 2, 1, 10, 10, 1), Task("F", 2, 1, 20, 20, 0)]),
 }
+
+
+def paper_workload(n: int) -> Workload:
+    """The paper's measured shape (Åsberg et al. §6: periodic servers under
+    FPS, one task per server, 2 to 7 servers): server i has budget 1 every
+    n + 1 + i units and rate-monotonic priority, its task one unit of work
+    every period. The servers' utilisation, the sum of 1/(n + 1 + i), stays
+    below ln 2 and so below the Liu-Layland bound: every deadline holds."""
+    if not 1 <= n <= 9:
+        raise ValueError("paper workloads have 1 to 9 servers")
+    return Workload([Server(f"S{i + 1}", "periodic", 1, n + 1 + i, n - i) for i in range(n)],
+                    [Task(f"T{i + 1}", i, 1, n + 1 + i, n + 1 + i) for i in range(n)])
+
+
+# The overhead benchmark's workloads (user/tasched/tabench.c), apart from
+# EXAMPLES: the tests model-check every example, and these have
+# hyperperiods of up to lcm(8..14) = 360,360 units.
+BENCH: dict[str, Workload] = {f"paper-{n}": paper_workload(n) for n in range(2, 8)}
+
+
+def named(name: str) -> Workload | None:
+    """A library workload by name (an example or a benchmark workload)."""
+    return EXAMPLES.get(name) or BENCH.get(name)

@@ -36,6 +36,7 @@ SOURCE = "ta_sched.c"
 class Generated:
     header: str
     source: str
+    wcet: str = ""  # loop bounds for `kairos wcet` (docs/wcet.md format)
 
 
 def _cname(name: str) -> str:
@@ -191,7 +192,8 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
     maxloc = max(len(i.locations) for i in net.instances)
     c.append(f"#define {P.upper()}_MAXLOC {maxloc}")
     c.append(f"#define {P.upper()}_NOUT {max(1, sum(1 for _ in net.edges))}")
-    c += _valid_predicate(net, P, ints, clocks)
+    vparts, vlines = _valid_predicate(net, P, ints, clocks)
+    c += vlines
     c.append(f"/* bit 0: committed, bit 1: urgent */")
     c.append(f"static const uint8_t {P}_locflags[{P.upper()}_NPROC][{maxloc}] = {{{', '.join(flags)}}};")
     out_lists: list[int] = []
@@ -222,27 +224,37 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
              f"{{{', '.join('1' if b else '0' for b in broadcast) or '0'}}};")
     c.append("")
 
-    # Guards and updates: one case per edge.
-    c += [f"/*@ requires {P.upper()}_VALID(s);",
-          f"    assigns s->error;",
-          f"    {P.upper()}_ENSURES_VALID */",
-          f"static bool {P}_guard(struct {P}_state *s, uint16_t e)", "{", "    switch (e) {"]
-    for e in net.edges:
+    # Guards and updates: one case per edge. A guard only reads the state
+    # unless it indexes an array by a computed value or divides (the checks
+    # that can set s->error): then its contract says `assigns \nothing`, and
+    # its callers keep the state invariant by the frame alone instead of
+    # proving it again after every guard evaluated.
+    guards = [em.expr(e.guard) for e in net.edges]
+    pure = not any(f"{P}_{h}(" in g for g in guards for h in ("read", "div", "mod"))
+    c += [f"/*@ requires {P}_valid(s);"]
+    c += ["    assigns \\nothing; */"] if pure else [
+        f"    assigns s->error;", f"    {P.upper()}_ENSURES_VALID */"]
+    c += [f"static bool {P}_guard(struct {P}_state *s, uint16_t e)", "{", "    switch (e) {"]
+    for e, g in zip(net.edges, guards):
         c.append(f"    case {e.ident}: /* {e.text} */")
-        c.append(f"        return {em.expr(e.guard)} != 0;")
+        c.append(f"        return {g} != 0;")
     c += ["    default:", "        return false;", "    }", "}", ""]
     # One function per edge with updates: each is a small proof of its own
     # (one switch over every edge's updates made goals too big for WP).
     updating = [e for e in net.edges if e.updates]
     for e in updating:
         c += [f"/* {e.text} */",
-              f"/*@ requires {P.upper()}_VALID(s);",
+              f"/*@ requires {P}_valid(s);",
               f"    assigns {', '.join(_assigned(net, e))}, s->error;",
               f"    {P.upper()}_ENSURES_VALID */",
               f"static void {P}_update_{e.ident}(struct {P}_state *s)", "{"]
-        c += ["    " + _assign_c(em, net, u, P) for u in e.updates]
-        c += ["}", ""]
-    c += [f"/*@ requires {P.upper()}_VALID(s);",
+        body = ["    " + _assign_c(em, net, u, P) for u in e.updates]
+        checked = any("err_ =" in line for line in body)
+        c += [f"    {P}_unfold(s);"] + (["    int32_t err_ = 0;"] if checked else []) + body
+        if checked:  # the first error stays; stored unconditionally (see _assign_c)
+            c += ["    { int32_t e_ = s->error; if (e_ == 0) e_ = err_; s->error = e_; }"]
+        c += [f"    {P}_fold(s);", "}", ""]
+    c += [f"/*@ requires {P}_valid(s);",
           f"    assigns *s;",
           f"    {P.upper()}_ENSURES_VALID */",
           f"static void {P}_update(struct {P}_state *s, uint16_t e)", "{", "    switch (e) {"]
@@ -251,8 +263,36 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
         c.append(f"        {P}_update_{e.ident}(s);")
         c.append("        break;")
     c += ["    default:", "        break;", "    }", "}", ""]
-    c += _engine(net, P, clocks, ints)
-    return Generated("\n".join(h), _drop_unused("\n".join(c) + "\n", P))
+    c += _engine(net, P, clocks, ints, pure, vparts)
+    maxout = max([len([e for e in net.edges if e.instance == i and e.source == j])
+                  for i, inst in enumerate(net.instances) for j in range(len(inst.locations))], default=1)
+    return Generated("\n".join(h), _drop_unused("\n".join(c) + "\n", P),
+                     _wcet_annotations(net, P, nproc, maxout, max_steps))
+
+
+def _wcet_annotations(net: FlatNetwork, P: str, nproc: int, maxout: int, max_steps: int) -> str:
+    """The loop bounds of the engine for `kairos wcet -a` (docs/wcet.md
+    format). Each loop is bounded by a constant of this model; the loops
+    leave early (return, break), so the analyser does not count them by
+    itself. `max` counts executions of the loop header: the bound + 1."""
+    loops = [
+        (f"{P}_time_may_pass", 1, nproc, "one per process"),
+        (f"{P}_receiver", 1, maxout, "the most edges leaving one location"),
+        (f"{P}_step", 1, nproc, "one per process (committed?)"),
+        (f"{P}_step", 2, nproc, "one per process (its edges)"),
+        (f"{P}_step", 3, maxout, "the most edges leaving one location"),
+        (f"{P}_step", 4, nproc, "one per process (binary partner)"),
+        (f"{P}_step", 5, nproc, "one per process (broadcast receivers)"),
+        (f"{P}_step", 6, nproc, "one per process (receivers' updates)"),
+        (f"{P}_step", 7, nproc, "one per process (receivers' moves)"),
+        (f"{P}_settle", 1, max_steps, "TA_MAX_STEPS steps per instant"),
+    ]
+    out = [f"# Loop bounds of the code kairos tatoc generated from {net.path.name}",
+           "# (kairos wcet -a; format: docs/wcet.md). Generated: do not edit.", ""]
+    for fn, n, bound, why in loops:
+        out += ["[[loop]]", f'function = "{fn}"', f"loop = {n}", f"max = {bound + 1}",
+                f'note = "{why}: {bound}"', ""]
+    return "\n".join(out)
 
 
 def _drop_unused(text: str, P: str) -> str:
@@ -293,17 +333,28 @@ def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str) -> str:
     cur = em.expr(u.target)
     value = em.expr(u.value)
     rhs = value if u.op == "=" else f"({cur} {u.op[0]} {value})"
-    fail = f"{P}_fail(s, {P.upper()}_ERR_RANGE);"
+    # A store at a fixed place: the check decides the value stored, not
+    # whether to store, and the error goes to a local (err_, stored once at
+    # the end of the update function, see generate()). The memory is then one
+    # store after another on every path, and WP's simplifier sees that
+    # every other field keeps its value; with a store on one branch and a
+    # call of ta_fail (which may write s->error) on the other, each
+    # unwritten conjunct of the invariant was a prover goal of its own.
+    place = None
     if isinstance(u.target, Index) and isinstance(u.target.index, Num) and 0 <= u.target.index.value < v.size:
-        return (f"{{ int64_t v_ = {rhs}; if (v_ < {v.lo} || v_ > {v.hi}) {fail} "
-                f"else s->{_cname(v.name)}[{u.target.index.value}] = (int32_t)v_; }}")
-    if isinstance(u.target, Index):
-        idx = em.expr(u.target.index)
-        return (f"{{ int64_t i_ = {idx}; int64_t v_ = {rhs}; "
-                f"if (i_ < 0 || i_ >= {v.size} || v_ < {v.lo} || v_ > {v.hi}) {fail} "
-                f"else s->{_cname(v.name)}[i_] = (int32_t)v_; }}")
-    return (f"{{ int64_t v_ = {rhs}; if (v_ < {v.lo} || v_ > {v.hi}) {fail} "
-            f"else s->{_cname(v.name)} = (int32_t)v_; }}")
+        place = f"s->{_cname(v.name)}[{u.target.index.value}]"
+    elif not isinstance(u.target, Index):
+        place = f"s->{_cname(v.name)}"
+    if place is not None:
+        return (f"{{ int64_t v_ = {rhs}; int32_t w_ = {place}; "
+                f"if (v_ < {v.lo} || v_ > {v.hi}) err_ = {P.upper()}_ERR_RANGE; else w_ = (int32_t)v_; "
+                f"{place} = w_; }}")
+    # A computed index: the place itself is checked; out of range, nothing
+    # is stored (ta_fail records the error).
+    idx = em.expr(u.target.index)
+    return (f"{{ int64_t i_ = {idx}; int64_t v_ = {rhs}; "
+            f"if (i_ < 0 || i_ >= {v.size} || v_ < {v.lo} || v_ > {v.hi}) {P}_fail(s, {P.upper()}_ERR_RANGE); "
+            f"else s->{_cname(v.name)}[i_] = (int32_t)v_; }}")
 
 
 def _assigned(net: FlatNetwork, e) -> list[str]:
@@ -323,36 +374,98 @@ def _assigned(net: FlatNetwork, e) -> list[str]:
     return out
 
 
-def _valid_predicate(net: FlatNetwork, P: str, ints: list, clocks: list) -> list[str]:
+def _indexed_by_value(net: FlatNetwork) -> set[str]:
+    """The arrays some guard, update or invariant indexes by anything but a
+    constant in range (the generated code reaches those through a checked
+    index)."""
+    found: set[str] = set()
+    todo: list[object] = []
+    for e in net.edges:
+        todo.append(e.guard)
+        for u in e.updates:
+            todo += [u.target, u.value]
+    for inst in net.instances:
+        todo += list(inst.invariants)
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Index) and isinstance(x.array, Name):
+            size = net.vars[x.array.ident].size if x.array.ident in net.vars else None
+            if not (isinstance(x.index, Num) and size is not None and 0 <= x.index.value < size):
+                found.add(x.array.ident)
+        if hasattr(x, "__dataclass_fields__"):
+            todo += [getattr(x, f) for f in x.__dataclass_fields__]  # type: ignore[union-attr]
+    return found
+
+
+def _valid_predicate(net: FlatNetwork, P: str, ints: list, clocks: list) -> tuple[list[str], list[str]]:
     """What every function keeps true: locations index the tables, and every
     variable is in its declared range (clocks up to where they stop)."""
+    # One conjunct per array element rather than a \forall over the array:
+    # the arrays have a few constant elements, and quantifier-free
+    # conjuncts are what WP's simplifier (Qed) settles by itself. A function
+    # that writes budget[0] leaves the conjunct on budget[1] over a memory
+    # where read-over-write at another constant offset simplifies away, so
+    # Qed proves it in milliseconds; under a \forall the same conjunct was a
+    # quantified goal for CVC4 in every function (the same property: the
+    # arrays have exactly these elements).
+    # An array the code indexes by a computed value keeps its \forall (a
+    # per-element form would make the prover split cases on the index); so
+    # does loc[], which the engine indexes by process number (and which lives
+    # in memory no update function writes, so its \forall is framed by Qed).
+    by_value = _indexed_by_value(net)
     parts = [r"\valid(s)",
-             rf"(\forall integer p; 0 <= p < {P.upper()}_NPROC ==> s->loc[p] < {P.upper()}_MAXLOC)"]
+             rf"(\forall integer i_; 0 <= i_ < {P.upper()}_NPROC ==> s->loc[i_] < {P.upper()}_MAXLOC)"]
     for v in ints:
         n = _cname(v.name)
-        if v.size:
+        if v.size and v.name in by_value:
             parts.append(rf"(\forall integer k; 0 <= k < {v.size} ==> {v.lo} <= s->{n}[k] <= {v.hi})")
+        elif v.size:
+            parts += [f"{v.lo} <= s->{n}[{k}] <= {v.hi}" for k in range(v.size)]
         else:
             parts.append(f"{v.lo} <= s->{n} <= {v.hi}")
     for v in clocks:
         parts.append(f"0 <= s->{_cname(v.name)} <= {net.clock_max.get(v.name, 0) + 1}")
-    # A macro rather than an ACSL predicate: `frama-c -pp-annot` expands it,
-    # and WP (-wp-split) then proves each conjunct as a goal of its own; one
-    # predicate over the whole state was too big a goal for the provers.
-    return ["/* ACSL only (contracts): the state invariant, as one condition and as",
-            " * one clause per conjunct (see docs/timed-automata.md). */",
+    # The invariant is one ACSL predicate, ta_valid, in every contract and
+    # loop invariant: where a function only passes the state on (the engine,
+    # the dispatch of updates), requires, ensures and loop invariants are the
+    # same predicate over the same or a framed memory, which WP's simplifier
+    # (Qed) closes without a prover, as one goal instead of one per conjunct.
+    # A function that writes the state brackets its writes with two lemma
+    # functions (empty C functions with a contract; -O2 inlines them to
+    # nothing): ta_unfold (requires the predicate, ensures each conjunct) at
+    # entry and ta_fold (requires each conjunct, ensures the predicate)
+    # before returning. The call to ta_fold leaves one goal per conjunct
+    # over the written memory, which Qed settles by read-over-write for the
+    # fields the function did not write, a prover for the few it wrote; the
+    # two lemma functions' own proofs are the only goals that open the
+    # predicate, over a memory nothing has written. (An `ensures
+    # ta_valid(s)` proved directly after ta_init's 45 stores timed out in
+    # CVC4; as macros, one clause per conjunct everywhere, the tasched-3x6
+    # code had over 4,000 goals and the engine's pass-through goals took Qed
+    # about a second each.)
+    return parts, ["/* ACSL only (contracts): the state invariant (docs/timed-automata.md",
+            " * \"Proofs of the generated code\"). */",
             f"#define {P.upper()}_VALID(s) \\", "    (" + " \\\n     && ".join(parts) + ")",
-            f"#define {P.upper()}_ENSURES_VALID \\",
-            " \\\n".join(f"    ensures {x};" for x in parts),
-            f"#define {P.upper()}_INVARIANT_VALID \\",
-            " \\\n".join(f"    loop invariant {x};" for x in parts)]
+            f"/*@ predicate {P}_valid(struct {P}_state *s) = {P.upper()}_VALID(s); */",
+            f"#define {P.upper()}_ENSURES_VALID ensures {P}_valid(s);",
+            f"#define {P.upper()}_INVARIANT_VALID loop invariant {P}_valid(s);",
+            "/* Lemma functions: no code, a contract each (inlined to nothing). */",
+            "/*@ requires " + f"{P}_valid(s);",
+            "    assigns \\nothing;",
+            *[f"    ensures {x};" for x in parts],
+            "*/",
+            f"static inline void {P}_unfold(struct {P}_state *s)", "{", "    (void)s;", "}", "",
+            "/*@", *[f"    requires {x};" for x in parts],
+            "    assigns \\nothing;",
+            f"    ensures {P}_valid(s); */",
+            f"static inline void {P}_fold(struct {P}_state *s)", "{", "    (void)s;", "}", ""]
 
 
-def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
+def _engine(net: FlatNetwork, P: str, clocks: list, ints: list, pure: bool, vparts: list[str]) -> list[str]:
     N = f"{P.upper()}_NPROC"
-    V = f"{P.upper()}_VALID(s)"
-    EV = f"{P.upper()}_ENSURES_VALID"  # the same, one ensures clause per conjunct
-    LV = f"{P.upper()}_INVARIANT_VALID"  # and one loop invariant per conjunct
+    V = f"{P}_valid(s)"
+    EV = f"{P.upper()}_ENSURES_VALID"  # ensures V
+    LV = f"{P.upper()}_INVARIANT_VALID"  # loop invariant V
     out = [f"/*@ requires \\valid(s);", "    assigns *s;", f"    ensures s->error == 0; {EV} */",
            f"void {P}_init(struct {P}_state *s)", "{"]
     for i, inst in enumerate(net.instances):
@@ -365,11 +478,11 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             out.append(f"    s->{_cname(v.name)} = {v.init[0]};")
     for v in clocks:
         out.append(f"    s->{_cname(v.name)} = 0;")
-    out += ["    s->error = 0;", "}", ""]
+    out += ["    s->error = 0;", f"    {P}_fold(s);", "}", ""]
     # Time may pass: nobody urgent or committed, every invariant holds one
     # time unit later.
-    out += [f"/*@ requires {V};", "    assigns s->error;", f"    {EV} */",
-            f"static bool {P}_time_may_pass(struct {P}_state *s)", "{",
+    tmp_at = len(out)
+    out += [f"static bool {P}_time_may_pass(struct {P}_state *s)", "{",
             f"    /*@ loop invariant 0 <= p <= {N};",
             "        loop assigns p;",
             f"        loop variant {N} - p; */",
@@ -389,18 +502,29 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             out.append(f"    if (s->loc[{i}] == {j} && !({text}))")
             out.append("        return false;")
     out += ["    return true;", "}", ""]
+    # Read-only unless an invariant needs a checked index or division.
+    tmp_pure = not any(f"{P}_{h}(" in line for line in out[tmp_at:] for h in ("read", "div", "mod"))
+    out[tmp_at:tmp_at] = ([f"/*@ requires {V};", "    assigns \\nothing; */"] if tmp_pure
+                          else [f"/*@ requires {V};", "    assigns s->error;", f"    {EV} */"])
+    # What the edge scans write: nothing when the guards are read-only (the
+    # invariant then holds through the loops by the frame, no loop
+    # invariant needed), else s->error.
+    scan_assigns = "" if pure else ", s->error"
+    scan_lv = "" if pure else f" {LV}"
+    rx_assigns = "\\nothing" if pure else "s->error"
+    rx_ev = "" if pure else f" {EV}"
     out += [f"/*@ requires {V} && 0 <= p < {N};", "    assigns \\nothing; */",
             f"static bool {P}_committed(struct {P}_state *s, int p)",
             "{", f"    return ({P}_locflags[p][s->loc[p]] & 1) != 0;", "}", "",
             "/* The first enabled edge of process q receiving on channel ch, or -1. */",
             f"/*@ requires {V} && 0 <= q < {N};",
-            "    assigns s->error;",
-            f"    ensures -1 <= \\result < {P.upper()}_NEDGES; {EV} */",
+            f"    assigns {rx_assigns};",
+            f"    ensures -1 <= \\result < {P.upper()}_NEDGES;{rx_ev} */",
             f"static int {P}_receiver(struct {P}_state *s, int q, int16_t ch)",
             "{",
             f"    uint16_t first = {P}_out_first[q][s->loc[q]];",
-            f"    /*@ loop invariant 0 <= k; {LV}",
-            "        loop assigns k, s->error;",
+            f"    /*@ loop invariant 0 <= k;{scan_lv}",
+            f"        loop assigns k{scan_assigns};",
             "        loop variant 255 - k; */",
             f"    for (int k = 0; k < {P}_out_count[q][s->loc[q]]; k++) {{",
             f"        if (first + k >= {P.upper()}_NOUT)",
@@ -418,10 +542,12 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             f"    {EV} */",
             f"static void {P}_move(struct {P}_state *s, int p, int e)",
             "{",
+            f"    {P}_unfold(s);",
             f"    if ({P}_edge_target[e] < {P.upper()}_MAXLOC)",
             f"        s->loc[p] = {P}_edge_target[e];",
             "    else",
             f"        {P}_fail(s, {P.upper()}_ERR_RANGE);",
+            f"    {P}_fold(s);",
             "}", "",
             "/* Fire the first possible step; false if there is none. */",
             f"/*@ requires {V};", "    assigns *s;", f"    {EV} */",
@@ -433,13 +559,13 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             f"        loop variant {N} - p; */",
             f"    for (int p = 0; p < {N}; p++)",
             f"        any_committed = any_committed || {P}_committed(s, p);",
-            f"    /*@ loop invariant 0 <= p <= {N}; {LV}",
-            "        loop assigns p, s->error;",
+            f"    /*@ loop invariant 0 <= p <= {N};{scan_lv}",
+            f"        loop assigns p{scan_assigns};",
             f"        loop variant {N} - p; */",
             f"    for (int p = 0; p < {N}; p++) {{",
             f"        uint16_t first = {P}_out_first[p][s->loc[p]];",
-            f"        /*@ loop invariant 0 <= k; {LV}",
-            "            loop assigns k, s->error;",
+            f"        /*@ loop invariant 0 <= k;{scan_lv}",
+            f"            loop assigns k{scan_assigns};",
             "            loop variant 255 - k; */",
             f"        for (int k = 0; k < {P}_out_count[p][s->loc[p]]; k++) {{",
             f"            if (first + k >= {P.upper()}_NOUT)",
@@ -460,8 +586,8 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             f"            if (ch >= {P.upper()}_NCHAN)",
             "                break; /* cannot happen, as above */",
             f"            if (!{P}_chan_broadcast[ch]) {{",
-            f"                /*@ loop invariant 0 <= q <= {N}; {LV}",
-            "                    loop assigns q, s->error;",
+            f"                /*@ loop invariant 0 <= q <= {N};{scan_lv}",
+            f"                    loop assigns q{scan_assigns};",
             f"                    loop variant {N} - q; */",
             f"                for (int q = 0; q < {N}; q++) {{",
             "                    if (q == p)",
@@ -481,9 +607,9 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             "             * step; the sender's updates come first. */",
             f"            int rx[{N}];",
             "            bool rx_committed = false;",
-            f"            /*@ loop invariant 0 <= q <= {N}; {LV}",
+            f"            /*@ loop invariant 0 <= q <= {N};{scan_lv}",
             f"                loop invariant \\forall integer j; 0 <= j < q ==> -1 <= rx[j] < {P.upper()}_NEDGES;",
-            "                loop assigns q, rx[0 .. q], rx_committed, s->error;",
+            f"                loop assigns q, rx[0 .. q], rx_committed{scan_assigns};",
             f"                loop variant {N} - q; */",
             f"            for (int q = 0; q < {N}; q++) {{",
             f"                rx[q] = q == p ? -1 : {P}_receiver(s, q, ch);",
@@ -522,7 +648,9 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             f"        if (!{P}_step(s))",
             "            return s->error;",
             "    }",
+            f"    {P}_unfold(s);",
             f"    {P}_fail(s, {P.upper()}_ERR_ZENO);",
+            f"    {P}_fold(s);",
             "    return s->error;",
             "}", "",
             f"/*@ requires {V};", "    assigns *s;", f"    {EV} */",
@@ -530,23 +658,28 @@ def _engine(net: FlatNetwork, P: str, clocks: list, ints: list) -> list[str]:
             "{",
             "    if (s->error != 0)",
             "        return s->error;",
+            f"    {P}_unfold(s);",
             f"    if (!{P}_time_may_pass(s)) {{",
             f"        {P}_fail(s, {P.upper()}_ERR_TIMELOCK);",
+            f"        {P}_fold(s);",
             "        return s->error;",
             "    }"]
     for v in clocks:
         cap = net.clock_max.get(v.name, 0) + 1
         out.append(f"    if (s->{_cname(v.name)} < {cap})")
         out.append(f"        s->{_cname(v.name)}++;")
-    out += [f"    return {P}_settle(s);", "}"]
+    out += [f"    {P}_fold(s);", f"    return {P}_settle(s);", "}"]
     return out
 
 
 def write(net: FlatNetwork, outdir: Path, prefix: str = "ta", max_steps: int = 64) -> list[Path]:
-    """Write the header and source; nothing is written if generation fails."""
+    """Write the header, the source and the loop bounds for kairos wcet;
+    nothing is written if generation fails."""
     g = generate(net, prefix, max_steps)
     outdir.mkdir(parents=True, exist_ok=True)
     hp, cp = outdir / f"{prefix}_sched.h", outdir / f"{prefix}_sched.c"
+    wp = outdir / f"{prefix}_sched.wcet.toml"
     hp.write_text(g.header + "\n")
     cp.write_text(g.source)
-    return [hp, cp]
+    wp.write_text(g.wcet)
+    return [hp, cp, wp]
