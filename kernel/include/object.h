@@ -146,7 +146,7 @@ struct sched_context {
     u32 refill_head;   /* ring index of the head refill */
     u32 refill_count;  /* refills in use (0 until configured) */
     u32 size_bits;
-    u32 release_handle; /* 1 + handle of its slot in the release heap, else 0 (release.h) */
+    u32 release_pos;   /* 1 + index of its slot in the release heap, else 0 (release.h) */
     bool sporadic;     /* ConfigureFlags flag bit 0 */
 };
 _Static_assert(sizeof(struct sched_context) <= SC_HEADER_BYTES, "SC header at most 96 bytes");

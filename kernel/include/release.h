@@ -10,14 +10,8 @@
  * pointer.
  *
  * An entry belongs to a scheduling context, not to a thread: a sporadic SC
- * has at most one (its slot), which holds the SC's thread while it is
- * queued. The slot is named by a small handle (< CONFIG_MAX_SPORADIC_SCS,
- * the SC's release_handle) and the slot's place in the heap is kept in the
- * queue's own table `pos`, indexed by handle, not in the SC: moving an entry
- * one level writes the heap and `pos`, two arrays at known addresses, never
- * an SC (an object anywhere in memory). Handles are taken when an entry is
- * made and given back when it leaves the heap (a free list through
- * `next_free`, and `fresh` for handles never used). Taking a thread out only empties the slot's thread field:
+ * has at most one (its slot, release_pos), which holds the SC's thread while
+ * it is queued. Taking a thread out only empties the slot's thread field:
  * O(1), whatever the slot's place in the heap. The empty ("stale") entry
  * keeps its key and place; it is reused, with a new key, when a thread on
  * that SC is queued again, and leaves the heap when it reaches the top
@@ -39,23 +33,15 @@
 #define RELEASE_QUEUE_LEVELS 8
 _Static_assert(CONFIG_MAX_SPORADIC_SCS <= (1u << RELEASE_QUEUE_LEVELS), "the heap's depth covers its capacity");
 
-typedef u8 release_handle_t;
-_Static_assert(CONFIG_MAX_SPORADIC_SCS <= 256, "a handle fits release_handle_t");
-
 struct release_entry {
     u64 time; /* the head refill's release time when the thread was queued */
     u64 seq;  /* insertion number: first come, first released among equal times */
-    struct sched_context *sc; /* whose slot this is (sc->release_handle) */
+    struct sched_context *sc; /* whose slot this is (sc->release_pos) */
     struct tcb *tcb;          /* sc's thread while queued; NULL: stale */
-    release_handle_t handle;  /* the slot's handle: pos[handle] is 1 + its index */
 };
 
 struct release_queue {
     struct release_entry heap[CONFIG_MAX_SPORADIC_SCS];
-    u16 pos[CONFIG_MAX_SPORADIC_SCS];                   /* by handle: 1 + heap index */
-    release_handle_t next_free[CONFIG_MAX_SPORADIC_SCS]; /* free list of handles */
-    u32 free_head;                                      /* first free handle + 1, 0: none */
-    u32 fresh;                                          /* handles fresh..CAP-1 never used */
     u32 count; /* entries, live or stale */
     u64 next_seq;
 };

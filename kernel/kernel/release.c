@@ -9,29 +9,7 @@ static inline bool release_before(const struct release_entry *a, const struct re
 static inline void place(struct release_queue *q, u32 i, struct release_entry e)
 {
     q->heap[i] = e;
-    q->pos[e.handle] = (u16)(i + 1);
-}
-
-/* The heap index of the slot with handle h (in the heap). */
-static inline u32 index_of(const struct release_queue *q, u32 h) { return q->pos[h] - 1u; }
-
-/* A handle for a new entry: count < CONFIG_MAX_SPORADIC_SCS entries hold
- * one each, so one is free or fresh. */
-static release_handle_t take_handle(struct release_queue *q)
-{
-    if (q->free_head != 0) {
-        release_handle_t h = (release_handle_t)(q->free_head - 1);
-        q->free_head = q->next_free[h] == h ? 0 : q->next_free[h] + 1u;
-        return h;
-    }
-    return (release_handle_t)q->fresh++;
-}
-
-static void give_back_handle(struct release_queue *q, release_handle_t h)
-{
-    /* The list's last element points to itself. */
-    q->next_free[h] = q->free_head != 0 ? (release_handle_t)(q->free_head - 1) : h;
-    q->free_head = h + 1u;
+    e.sc->release_pos = i + 1;
 }
 
 /* Put e at index i or above it: the entries on the way up that e comes
@@ -78,8 +56,7 @@ static void sift(struct release_queue *q, u32 i, struct release_entry e)
 /* The entry at index i leaves the heap: the last one fills the hole. */
 static void take_out(struct release_queue *q, u32 i)
 {
-    q->heap[i].sc->release_handle = 0;
-    give_back_handle(q, q->heap[i].handle);
+    q->heap[i].sc->release_pos = 0;
     u32 last = --q->count;
     if (i != last)
         sift(q, i, q->heap[last]);
@@ -87,23 +64,18 @@ static void take_out(struct release_queue *q, u32 i)
 
 void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
 {
-    struct release_entry e = {time, q->next_seq++, t->sc, t, 0};
+    struct release_entry e = {time, q->next_seq++, t->sc, t};
     t->in_release_queue = true;
-    u32 h = t->sc->release_handle;
-    if (h != 0) {
-        e.handle = (release_handle_t)(h - 1);
-        sift(q, index_of(q, e.handle), e); /* reuse the SC's stale slot */
-    } else {
-        e.handle = take_handle(q);
-        t->sc->release_handle = e.handle + 1u;
+    if (t->sc->release_pos != 0)
+        sift(q, t->sc->release_pos - 1, e); /* reuse the SC's stale slot */
+    else
         sift_up(q, q->count++, e);
-    }
 }
 
 void release_queue_remove(struct release_queue *q, struct tcb *t)
 {
     t->in_release_queue = false;
-    q->heap[index_of(q, t->sc->release_handle - 1)].tcb = NULL;
+    q->heap[t->sc->release_pos - 1].tcb = NULL;
 }
 
 struct tcb *release_queue_take_first(struct release_queue *q)
@@ -117,8 +89,8 @@ struct tcb *release_queue_take_first(struct release_queue *q)
 
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc)
 {
-    if (sc->release_handle != 0)
-        take_out(q, index_of(q, sc->release_handle - 1));
+    if (sc->release_pos != 0)
+        take_out(q, sc->release_pos - 1);
 }
 
 const char *release_queue_violation(const struct release_queue *q)
@@ -129,8 +101,8 @@ const char *release_queue_violation(const struct release_queue *q)
         const struct release_entry *e = &q->heap[i];
         if (i > 0 && release_before(e, &q->heap[(i - 1) / 2]))
             return "release queue: an entry before its parent";
-        if (e->sc->release_handle != e->handle + 1u || q->pos[e->handle] != i + 1)
-            return "release queue: an SC's recorded slot, or a handle's recorded place";
+        if (e->sc->release_pos != i + 1)
+            return "release queue: an SC's recorded slot";
         if (e->tcb && (!e->tcb->in_release_queue || e->tcb->sc != e->sc || e->sc->tcb != e->tcb))
             return "release queue: a queued thread not marked queued, or not bound to the slot's SC";
         if (!e->tcb && e->sc->tcb && e->sc->tcb->in_release_queue)

@@ -151,7 +151,7 @@ static void release_insert(struct tcb *t)
     /* Room: t's SC is sporadic (a round-robin head is always released),
      * each entry belongs to its own sporadic SC, and at most
      * CONFIG_MAX_SPORADIC_SCS are sporadic (sched_admit_sporadic). */
-    kassert(t->sc->release_handle != 0 || n->release.count < CONFIG_MAX_SPORADIC_SCS);
+    kassert(t->sc->release_pos != 0 || n->release.count < CONFIG_MAX_SPORADIC_SCS);
     release_queue_insert(&n->release, t, release_time(t));
     TRACE(TRACE_THROTTLE, t, 0);
 }
