@@ -41,6 +41,11 @@
 #define CONFIG_BOOT_THREAD_TIME_SLICE_MS 5
 #define CONFIG_MAX_NUM_BOOTINFO_UNTYPED_CAPS 230
 #define CONFIG_RESET_CHUNK_BITS 8
+/* Untyped_Retype checks its destination slots this many at a time, with a
+ * preemption point between the groups (kernel/object/untyped.c): a system
+ * parameter that bounds the slot check of one kernel region (16 slots are
+ * 512 bytes, 8 cache lines). */
+#define CONFIG_RETYPE_CHECK_CHUNK 16
 #define CONFIG_TCB_NAME_LENGTH 64
 
 /* System parameter (docs/scheduling.md "Limits"): the most refills a

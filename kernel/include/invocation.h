@@ -133,11 +133,9 @@ static inline struct syscall_error preempted(void) { struct syscall_error e = {E
 /* The invocations of each object type (kernel/object/): decode, then
  * perform. Each validates in seL4's order (seL4's decode functions for the
  * object, src/object/ and src/arch/riscv/object/), before changing
- * anything. Untyped_Retype keeps the older name decode_untyped_invocation
- * for its decode-then-perform entry (its decode and perform steps are
- * split inside untyped.c). */
+ * anything. */
 struct syscall_error invoke_cnode(struct invocation *inv);
-struct syscall_error decode_untyped_invocation(struct invocation *inv);
+struct syscall_error invoke_untyped(struct invocation *inv);
 struct syscall_error invoke_tcb(struct invocation *inv);
 struct syscall_error invoke_sched_control(struct invocation *inv);
 struct syscall_error invoke_sched_context(struct invocation *inv);

@@ -103,14 +103,15 @@ struct tcb {
     struct tcb *ready_prev;
     bool in_ready_queue;
     bool in_release_queue; /* queued in its SC's release-heap slot (release.h) */
-    /* An Untyped_Retype of this thread stopped at a preemption point after
-     * `done` objects, the first at `first` (untyped.c): the restarted call
-     * goes on from there if it is the same call, its objects are still in
-     * place and the untyped's watermark is still right after them. */
+    /* An Untyped_Retype of this thread stopped at a preemption point
+     * (untyped.c): its first `checked` destination slots were found empty,
+     * and `done` objects were made, the first at `first`. The restarted call
+     * goes on from there if it is the same call and, once objects exist,
+     * the untyped's watermark is still right after them. */
     struct {
         const cte_t *untyped; /* NULL: nothing to go on with */
         const cte_t *dest;
-        word_t type, user_size_bits, count, done;
+        word_t type, user_size_bits, count, checked, done;
         paddr_t first;
     } retype;
 #if CONFIG_DEBUG_BUILD

@@ -1,5 +1,5 @@
 /* Untyped memory helpers for the rest of the kernel (kernel/object/untyped.c).
- * Untyped_Retype itself is reached through decode_untyped_invocation
+ * Untyped_Retype itself is reached through invoke_untyped
  * (invocation.h); object creation through create_object (objecttype.h). */
 #ifndef KAIROS_UNTYPED_H
 #define KAIROS_UNTYPED_H

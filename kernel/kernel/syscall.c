@@ -70,7 +70,7 @@ static struct syscall_error invoke_by_type(struct invocation *inv, bool first_ph
     case CAP_CNODE:
         return invoke_cnode(inv);
     case CAP_UNTYPED:
-        return decode_untyped_invocation(inv);
+        return invoke_untyped(inv);
     case CAP_THREAD:
         return invoke_tcb(inv);
     case CAP_SCHED_CONTROL:

@@ -21,7 +21,6 @@
 #include <objecttype.h>
 #include <preemption.h>
 #include <schedcontext.h>
-#include <string.h>
 #include <thread.h>
 
 /* seL4's CONFIG_RETYPE_FAN_OUT_LIMIT: at most this many objects per call,
@@ -43,6 +42,19 @@ static void zero_chunk(void *p)
     w[8] = 0; w[9] = 0; w[10] = 0; w[11] = 0; w[12] = 0; w[13] = 0; w[14] = 0; w[15] = 0;
     w[16] = 0; w[17] = 0; w[18] = 0; w[19] = 0; w[20] = 0; w[21] = 0; w[22] = 0; w[23] = 0;
     w[24] = 0; w[25] = 0; w[26] = 0; w[27] = 0; w[28] = 0; w[29] = 0; w[30] = 0; w[31] = 0;
+}
+
+/* Zero an untyped smaller than one reset chunk: 2^size_bits bytes with
+ * MIN_UNTYPED_BITS <= size_bits < CONFIG_RESET_CHUNK_BITS, naturally
+ * aligned, so whole words, at most 16 of them. A word loop bounded by that
+ * constant rather than memset, whose byte loop the WCET analysis must
+ * count as 128 stores. */
+_Static_assert(MIN_UNTYPED_BITS >= 3, "a small untyped is whole words");
+static void zero_small_untyped(void *p, word_t size_bits)
+{
+    volatile u64 *w = p; /* volatile: no call to memset */
+    for (word_t n = 0; n < RESET_CHUNK / 16 && n < (1ul << size_bits) / 8; n++)
+        w[n] = 0;
 }
 
 static cap_t untyped_set_free_index(cap_t c, word_t free_index)
@@ -163,7 +175,7 @@ static bool reset_untyped(cte_t *slot)
         /* Device memory is never written; an untyped smaller than one chunk
          * is cleared in one step (at most 128 bytes). */
         if (!cap_untyped_is_device(c))
-            memset(paddr_to_kptr(base), 0, 1ul << size_bits);
+            zero_small_untyped(paddr_to_kptr(base), size_bits);
         slot->cap = untyped_set_free_index(c, 0);
         return true;
     }
@@ -184,42 +196,118 @@ static bool reset_untyped(cte_t *slot)
     return true; /* not reached: offset reaches 0 within the bound */
 }
 
-/* The perform step: objects `done` to `count` - 1 (done is 0 unless a
- * preempted call goes on), the first at `first`. After each object the
- * watermark moves past it and, unless it was the last, a preemption point
- * follows; stopped there, the call is recorded in the caller's TCB for its
- * re-execution. So at every stop the untyped is as if `done` objects had
- * been asked for: a call that is never re-executed (its thread deleted,
- * say) leaves no memory behind that no object uses. Only the reset can stop
- * before any object exists. */
-static struct syscall_error perform_retype(struct tcb *caller, cte_t *ut_slot, bool reset, enum object_type type,
-                                           word_t user_size_bits, word_t obj_bits, cte_t *dest, word_t count,
-                                           word_t done, paddr_t first)
+/* Untyped_Retype, decoded: the untyped's slot, what to make and where,
+ * and how far the call has got. Destination slots [0, checked) were found
+ * empty by this call (by this entry's decode or an earlier entry), `done`
+ * objects exist already, the first at `first`. `ready`: the checks after
+ * the slot check (memory, device) passed in this entry. */
+struct retype_op {
+    cte_t *ut_slot;
+    cte_t *dest;
+    enum object_type type;
+    word_t user_size_bits, obj_bits, count, checked, done;
+    paddr_t first;
+    bool reset, ready;
+};
+
+/* The end of the group of destination slots that starts at `from`. */
+static word_t check_group_end(word_t from, word_t count)
 {
-    if (reset && !reset_untyped(ut_slot))
+    return count - from > CONFIG_RETYPE_CHECK_CHUNK ? from + CONFIG_RETYPE_CHECK_CHUNK : count;
+}
+
+/* The first of dest[from] .. dest[to - 1] that holds a cap, or `to` if all
+ * are empty. to - from <= CONFIG_RETYPE_CHECK_CHUNK: the constant in the
+ * condition is the loop's bound. */
+static word_t first_full_slot(const cte_t *dest, word_t from, word_t to)
+{
+    for (word_t n = 0; n < CONFIG_RETYPE_CHECK_CHUNK && from + n < to; n++)
+        if (!cap_is_null(dest[from + n].cap))
+            return from + n;
+    return to;
+}
+
+/* Record in the caller's TCB how far the call got, for its restart. */
+static void retype_record(struct tcb *caller, const struct retype_op *op, word_t checked, word_t done,
+                          paddr_t first)
+{
+    caller->retype.untyped = op->ut_slot;
+    caller->retype.dest = op->dest;
+    caller->retype.type = op->type;
+    caller->retype.user_size_bits = op->user_size_bits;
+    caller->retype.count = op->count;
+    caller->retype.checked = checked;
+    caller->retype.done = done;
+    caller->retype.first = first;
+}
+
+/* The perform step; it stops only at a preemption point (ERR_PREEMPTED,
+ * progress recorded in the caller's TCB for the re-executed call).
+ *
+ * 1. The destination slots the decode left unchecked, a group of
+ *    CONFIG_RETYPE_CHECK_CHUNK per region, a preemption point before each
+ *    group. No object exists yet, so a stop here changes nothing but the
+ *    record. If a group holds a cap, or the decode's memory or device check
+ *    failed, the call stops here too, with the record at that group: the
+ *    re-executed call's decode then returns the error (DeleteFirst, then
+ *    NotEnoughMemory, InvalidArgument: seL4's order), and no object was made.
+ * 2. The reset of an untyped without children (its own preemption points).
+ * 3. Objects `done` to `count` - 1, back to back. After each object the
+ *    watermark moves past it and, unless it was the last, a preemption
+ *    point follows. So at every stop the untyped is as if `done` objects had
+ *    been asked for: a call that is never re-executed (its thread deleted,
+ *    say) leaves no memory behind that no object uses. Each slot is tested
+ *    again just before its object goes in: a slot checked in an earlier
+ *    entry may have been filled by another thread while the call was
+ *    stopped; the call then stops with the record at that slot and its
+ *    decode returns DeleteFirst (the objects already made stay). */
+static struct syscall_error perform_untyped_retype(struct tcb *caller, const struct retype_op *op)
+{
+    if (op->checked < op->count) {
+        word_t checked = op->checked;
+        /* At most (256 - 16) / 16 groups: the decode checked the first. */
+        for (word_t n = 0; n < CONFIG_RETYPE_FAN_OUT_LIMIT / CONFIG_RETYPE_CHECK_CHUNK && checked < op->count;
+             n++) {
+            if (preemption_point())
+                break;
+            word_t to = check_group_end(checked, op->count);
+            if (first_full_slot(op->dest, checked, to) != to)
+                break;
+            checked = to;
+        }
+        if (checked < op->count || !op->ready) {
+            retype_record(caller, op, checked, 0, 0);
+            return preempted();
+        }
+    }
+    if (op->reset && !reset_untyped(op->ut_slot)) {
+        retype_record(caller, op, op->count, 0, 0);
         return preempted();
+    }
+    cte_t *ut_slot = op->ut_slot;
     paddr_t base = cap_obj(ut_slot->cap);
     bool device = cap_untyped_is_device(ut_slot->cap);
-    if (done == 0) /* back to back from the watermark rounded up to the object size (base after a reset) */
-        first = ALIGN_UP(base + cap_untyped_free_index(ut_slot->cap), 1ul << obj_bits);
+    word_t obj_bits = op->obj_bits;
+    /* Back to back from the watermark rounded up to the object size (the
+     * base after a reset), or where the stopped run put its first. */
+    paddr_t first = op->done == 0 ? ALIGN_UP(base + cap_untyped_free_index(ut_slot->cap), 1ul << obj_bits)
+                                  : op->first;
     /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT (checked by the decoder); the
      * constant in the condition makes the bound visible to the analyser,
      * and the preemption point after each object makes one object the
      * longest step. */
-    for (word_t i = done; i < CONFIG_RETYPE_FAN_OUT_LIMIT;) {
+    for (word_t i = op->done; i < CONFIG_RETYPE_FAN_OUT_LIMIT;) {
+        if (!cap_is_null(op->dest[i].cap)) {
+            retype_record(caller, op, op->count, i, first);
+            return preempted();
+        }
         paddr_t obj = first + (i << obj_bits);
         ut_slot->cap = untyped_set_free_index(ut_slot->cap, obj + (1ul << obj_bits) - base);
-        cdt_insert_new_cap(ut_slot, &dest[i], create_object(type, obj, user_size_bits, device));
-        if (++i == count)
+        cdt_insert_new_cap(ut_slot, &op->dest[i], create_object(op->type, obj, op->user_size_bits, device));
+        if (++i == op->count)
             break;
         if (preemption_point()) {
-            caller->retype.untyped = ut_slot;
-            caller->retype.dest = dest;
-            caller->retype.type = type;
-            caller->retype.user_size_bits = user_size_bits;
-            caller->retype.count = count;
-            caller->retype.done = i;
-            caller->retype.first = first;
+            retype_record(caller, op, op->count, i, first);
             return preempted();
         }
     }
@@ -227,26 +315,43 @@ static struct syscall_error perform_retype(struct tcb *caller, cte_t *ut_slot, b
     return no_error();
 }
 
-/* How many objects a preempted run of this call made, if the caller's
- * record names the same untyped slot, destination, type, size and count
- * and the untyped's watermark is still right after those objects (nothing
- * was taken from it since); else 0, a new call. The decoder then checks
- * that the objects are still in their slots. The decoder only reads the
- * record; a completed call clears it. Whatever the record says, objects
- * only ever come from above the watermark, so a stale record cannot make
- * two objects share memory. */
-static word_t retype_stopped_at(const struct tcb *t, const cte_t *ut_slot, const cte_t *dest, word_t type,
-                                word_t user_size_bits, word_t obj_bits, word_t count)
+/* How far a stopped run of this call got: the caller's record names the
+ * same untyped slot, destination, type, size and count; once objects exist
+ * (done > 0, all slots checked) the untyped's watermark must still be right
+ * after them (nothing was taken from it since). Otherwise {0, 0}: a new
+ * call. Whatever the record says, objects only ever come from above the
+ * watermark, so a stale record cannot make two objects share memory, and
+ * each slot is tested again before an object goes in. */
+struct retype_progress {
+    word_t checked, done;
+};
+static struct retype_progress retype_stopped_at(const struct tcb *t, const cte_t *ut_slot, const cte_t *dest,
+                                                word_t type, word_t user_size_bits, word_t obj_bits, word_t count)
 {
-    word_t done = t->retype.done;
+    struct retype_progress p = {0, 0};
+    word_t checked = t->retype.checked, done = t->retype.done;
     bool same = t->retype.untyped == ut_slot && t->retype.dest == dest && t->retype.type == type &&
-                t->retype.user_size_bits == user_size_bits && t->retype.count == count && done != 0 &&
-                done < count &&
-                cap_obj(ut_slot->cap) + cap_untyped_free_index(ut_slot->cap) == t->retype.first + (done << obj_bits);
-    return same ? done : 0;
+                t->retype.user_size_bits == user_size_bits && t->retype.count == count && checked != 0 &&
+                checked <= count;
+    if (!same)
+        return p;
+    if (done != 0 &&
+        (checked != count || done >= count ||
+         cap_obj(ut_slot->cap) + cap_untyped_free_index(ut_slot->cap) != t->retype.first + (done << obj_bits)))
+        return p;
+    p.checked = checked;
+    p.done = done;
+    return p;
 }
 
-struct syscall_error decode_untyped_invocation(struct invocation *inv)
+/* Validates the invocation in seL4's order and fills *op; changes nothing.
+ * The destination check (seL4's step 13) covers one group of slots per
+ * kernel entry: the first group for a new call, the next unchecked group
+ * for a call stopped in its check, the next object's slot for a call
+ * stopped while making objects. The checks after it (memory, device) are
+ * returned only once every slot has been checked; until then `ready` says
+ * whether they passed. */
+static struct syscall_error decode_untyped(const struct invocation *inv, struct retype_op *op)
 {
     if (inv->label != INV_UNTYPED_RETYPE)
         return error0(ERR_ILLEGAL_OPERATION);
@@ -295,39 +400,56 @@ struct syscall_error decode_untyped_invocation(struct invocation *inv)
     if (count > node_size - node_offset)
         return range_error(1, node_size - node_offset);
     cte_t *dest = cnode_slots(node) + node_offset;
-    /* A call that a preemption point stopped goes on where it stopped, if
-     * its first `done` objects are still in their slots; otherwise it is a
-     * new call, and a new call needs the whole destination empty (so a
-     * mismatch among the first `done` is DeleteFirst too, unless none of
-     * them is left). */
-    word_t done = retype_stopped_at(t, inv->slot, dest, type, user_size_bits, obj_bits, count);
-    paddr_t first = t->retype.first;
-    /* count <= CONFIG_RETYPE_FAN_OUT_LIMIT here; the constant in the
-     * condition makes the bound visible to the analyser. */
-    for (word_t i = 0; i < count && i < CONFIG_RETYPE_FAN_OUT_LIMIT; i++) {
-        if (cap_is_null(dest[i].cap)) {
-            if (i < done && i != 0)
-                return error0(ERR_DELETE_FIRST);
-            if (i < done)
-                done = 0; /* nothing of the stopped run is left: a new call */
-        } else if (i >= done || !cap_is_physical(dest[i].cap) || cap_obj(dest[i].cap) != first + (i << obj_bits)) {
-            return error0(ERR_DELETE_FIRST);
-        }
-    }
+
+    struct retype_progress p = retype_stopped_at(t, inv->slot, dest, type, user_size_bits, obj_bits, count);
+    word_t from = p.checked == count ? p.done : p.checked;
+    word_t to = p.checked == count ? p.done + 1 : check_group_end(p.checked, count);
+    if (first_full_slot(dest, from, to) != to)
+        return error0(ERR_DELETE_FIRST);
+    word_t checked = p.checked == count ? count : to;
 
     /* No children: the untyped will be reset, so all of it is available. A
      * call that goes on needs room for the rest right above the watermark
      * (its objects are children: no reset). */
-    bool reset = done == 0 && !cdt_has_children(inv->slot);
+    bool reset = p.done == 0 && !cdt_has_children(inv->slot);
     word_t size = 1ul << cap_untyped_size_bits(inv->cap);
     word_t available = size - (reset ? 0 : cap_untyped_free_index(inv->cap));
-    if ((available >> obj_bits) < count - done)
-        return error1(ERR_NOT_ENOUGH_MEMORY, available);
-    if (cap_untyped_is_device(inv->cap) && type != OBJ_UNTYPED && !is_frame_type(type))
-        return error1(ERR_INVALID_ARGUMENT, 1);
+    bool memory_ok = (available >> obj_bits) >= count - p.done;
+    bool type_ok = !cap_untyped_is_device(inv->cap) || type == OBJ_UNTYPED || is_frame_type(type);
+    if (checked == count) {
+        if (!memory_ok)
+            return error1(ERR_NOT_ENOUGH_MEMORY, available);
+        if (!type_ok)
+            return error1(ERR_INVALID_ARGUMENT, 1);
+    }
 
-    return perform_retype(t, inv->slot, reset, (enum object_type)type, user_size_bits, obj_bits, dest, count, done,
-                          first);
+    op->ut_slot = inv->slot;
+    op->dest = dest;
+    op->type = (enum object_type)type;
+    op->user_size_bits = user_size_bits;
+    op->obj_bits = obj_bits;
+    op->count = count;
+    op->checked = checked;
+    op->done = p.done;
+    op->first = p.done != 0 ? t->retype.first : 0;
+    op->reset = reset;
+    op->ready = memory_ok && type_ok;
+    return no_error();
+}
+
+struct syscall_error invoke_untyped(struct invocation *inv)
+{
+    /* Zeroed: gcc cannot see that every error code is non-zero. */
+    struct retype_op op = {0};
+    struct syscall_error e = decode_untyped(inv, &op);
+    if (e.code != ERR_NONE) {
+        /* An error ends the call: a stopped run's record goes with it, so
+         * the next call with the same arguments checks its whole
+         * destination again. */
+        inv->caller->retype.untyped = NULL;
+        return e;
+    }
+    return perform_untyped_retype(inv->caller, &op);
 }
 
 #if CONFIG_INVARIANT_CHECKS

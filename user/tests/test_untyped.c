@@ -568,6 +568,41 @@ KTEST(untyped, occupied_destination_is_delete_first)
     EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 3));
 }
 
+/* The destination is checked 16 slots per kernel entry, with preemption
+ * points between the groups (docs/object-model.md "Bounds"). Invisible to
+ * the caller: a cap in any group is DeleteFirst before NotEnoughMemory,
+ * and no object is made (the untyped stays empty). An error ends the call,
+ * so the same call again checks the whole destination from the start. */
+KTEST(untyped, occupied_slot_in_a_later_check_group_is_delete_first)
+{
+    seL4_CPtr ut = carve(16);
+    seL4_CPtr s = alloc_slots(256);
+    seL4_CPtr e = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, e, 1));
+    static const seL4_Word where[] = {15, 16, 17, 100, 200, 255};
+    for (seL4_Word k = 0; k < sizeof(where) / sizeof(where[0]); k++) {
+        KASSERT_EQ(seL4_CNode_Move(ROOT, s + where[k], 64, ROOT, e, 64), seL4_NoError);
+        EXPECT_REPLY(retype_to(ut, seL4_EndpointObject, 0, s, 256), seL4_DeleteFirst, 0);
+        /* DeleteFirst before NotEnoughMemory: 256 TCBs do not fit in 64 KiB. */
+        EXPECT_REPLY(retype_to(ut, seL4_TCBObject, 0, s, 256), seL4_DeleteFirst, 0);
+        for (seL4_Word i = 0; i < 256; i++)
+            KASSERT_EQ(seL4_DebugCapIdentify(s + i), i == where[k] ? TAG_ENDPOINT : TAG_NULL);
+        /* The cap goes to the first group: the whole destination is
+         * checked again, not only from the group that failed. */
+        KASSERT_EQ(seL4_CNode_Move(ROOT, s + 3, 64, ROOT, s + where[k], 64), seL4_NoError);
+        EXPECT_REPLY(retype_to(ut, seL4_EndpointObject, 0, s, 256), seL4_DeleteFirst, 0);
+        KASSERT_EQ(seL4_CNode_Move(ROOT, e, 64, ROOT, s + 3, 64), seL4_NoError);
+    }
+    /* Only the endpoint exists: 16 bytes of the untyped are used. */
+    KASSERT_EQ(available(ut, 16), (1ul << 16) - 16);
+    /* With every group empty but too little memory: NotEnoughMemory, after
+     * the whole destination was checked. */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s, 256), (1ul << 16) - 16);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, s, 256));
+    for (seL4_Word i = 0; i < 256; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_ENDPOINT);
+}
+
 KTEST(untyped, retype_by_send_and_nbsend)
 {
     /* Send and NBSend perform the invocation too; they just get no reply. */

@@ -30,7 +30,7 @@
 #include <schedcontext.h>
 #include <thread.h>
 
-#define RAM_BYTES (1ul << 18) /* 11 objects, 16 KiB apart */
+#define RAM_BYTES (1ul << 18) /* 12 objects, 16 KiB apart */
 unsigned char *host_ram;
 
 struct syscall_error pure_decode(struct invocation *inv);
@@ -75,9 +75,9 @@ static u64 below(u64 n) { return rnd() % n; }
 
 #define ROOT_RADIX 6
 #define OBJ(k) (HOST_RAM_PADDR + ((paddr_t)(k) << 14)) /* 16 KiB apart */
-enum { ROOT = 0, CNODE2, TCB_CALLER, TCB_B, TCB_C, SC_A, SC_B, NTFN, EP, FRAME, PT, N_OBJ };
+enum { ROOT = 0, CNODE2, TCB_CALLER, TCB_B, TCB_C, SC_A, SC_B, NTFN, EP, FRAME, PT, UT, N_OBJ };
 enum slot { S_NULL, S_ROOT, S_CNODE2, S_CALLER, S_TCB_B, S_TCB_C, S_SC_A, S_SC_B, S_NTFN, S_NTFN_RO, S_EP,
-            S_EP_NOGRANT, S_FRAME, S_PT, S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, N_SLOTS };
+            S_EP_NOGRANT, S_FRAME, S_PT, S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, S_UT, N_SLOTS };
 
 static cte_t *root_slots;
 static cap_t root_cap;
@@ -116,6 +116,8 @@ static void random_state(void)
         [S_IRQ_HANDLER] = cap_irq_handler(1 + below(8)),
         [S_DOMAIN] = cap_domain(),
         [S_SCHED_CONTROL] = cap_sched_control(0),
+        /* 16 KiB, device or not, some of it used. */
+        [S_UT] = cap_untyped(OBJ(UT), 14, below(4) == 0, below(3) * 4096),
     };
     for (int i = 1; i < N_SLOTS; i++)
         if (!cap_is_null(caps[i]))
@@ -174,6 +176,21 @@ static void random_state(void)
     if (n->state == NTFN_WAITING) {
         n->queue.head = n->queue.tail = tcb_at(TCB_C);
     }
+    /* Untyped_Retype: a record of a stopped call, sometimes matching an
+     * invocation drawn below (the untyped's slot, a destination in the root
+     * CNode), and children of the untyped, sometimes. */
+    if (below(2)) {
+        caller->retype.untyped = &root_slots[S_UT];
+        caller->retype.dest = &root_slots[below(N_SLOTS)];
+        caller->retype.type = below(OBJ_TYPE_COUNT);
+        caller->retype.user_size_bits = below(8);
+        caller->retype.count = 1 + below(40);
+        caller->retype.checked = below(caller->retype.count + 2);
+        caller->retype.done = below(caller->retype.count + 1);
+        caller->retype.first = OBJ(UT) + below(4) * 64;
+    }
+    if (below(2))
+        cte_insert(cap_endpoint(OBJ(UT), RIGHTS_ALL, 0), &root_slots[S_UT], &root_slots[40 + below(8)]);
     irq_tables_setup(1 + below(40), rnd());
     admit_sporadic = below(2);
     current_thread = caller;
@@ -190,7 +207,7 @@ static word_t random_word(void)
     }
 }
 
-static const word_t labels[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+static const word_t labels[] = {1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
                                 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 44, 0, 1, 45, 200};
 
 static struct invocation random_invocation(void)
@@ -200,7 +217,7 @@ static struct invocation random_invocation(void)
     struct tcb *caller = tcb_at(TCB_CALLER);
     inv.caller = caller;
     static const int invoked[] = {S_ROOT, S_CNODE2, S_CALLER, S_TCB_B, S_TCB_C, S_SC_A, S_SC_B,
-                                  S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL};
+                                  S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, S_UT, S_UT};
     inv.slot = &root_slots[invoked[below(sizeof(invoked) / sizeof(invoked[0]))]];
     inv.cap = inv.slot->cap;
     inv.label = labels[below(sizeof(labels) / sizeof(labels[0]))];
@@ -219,6 +236,23 @@ static struct invocation random_invocation(void)
     if (buf)
         for (word_t i = NUM_MSG_REGISTERS; i < 12; i++)
             buf[BUF_MSG + i] = random_word();
+    /* Half of the retypes are well formed (into empty root slots, from a
+     * record's destination sometimes), so that decodes succeed too. */
+    if (cap_type(inv.cap) == CAP_UNTYPED && buf && below(2)) {
+        inv.label = INV_UNTYPED_RETYPE;
+        inv.length = 6;
+        inv.n_extra = 1;
+        inv.extra_slot[0] = &root_slots[S_ROOT];
+        inv.extra[0] = root_cap;
+        word_t offset = caller->retype.dest && below(2) ? (word_t)(caller->retype.dest - root_slots) : 20 + below(40);
+        word_t mr[6] = {below(2) ? caller->retype.type : below(OBJ_TYPE_COUNT),
+                        below(2) ? caller->retype.user_size_bits : 4 + below(6), 0, 0, offset & 63,
+                        below(2) ? caller->retype.count : 1 + below(40)};
+        for (int i = 0; i < NUM_MSG_REGISTERS; i++)
+            caller->ctx.x[REG_A2 + i] = mr[i];
+        for (word_t i = NUM_MSG_REGISTERS; i < 6; i++)
+            buf[BUF_MSG + i] = mr[i];
+    }
     return inv;
 }
 

@@ -10,6 +10,7 @@
 #include "../../../kernel/object/schedcontext.c"
 #include "../../../kernel/object/schedcontrol.c"
 #include "../../../kernel/object/tcb.c"
+#include "../../../kernel/object/untyped.c"
 #include <string.h>
 
 struct syscall_error pure_decode(struct invocation *inv);
@@ -83,6 +84,10 @@ struct syscall_error pure_decode(struct invocation *inv)
     }
     case CAP_THREAD:
         return decode_tcb_label(inv);
+    case CAP_UNTYPED: {
+        struct retype_op op;
+        return decode_untyped(inv, &op);
+    }
     default:
         return error1(ERR_INVALID_CAPABILITY, 0);
     }

@@ -216,7 +216,7 @@ static void invoke_one(void)
             e = invoke_cnode(&inv);
             break;
         case CAP_UNTYPED:
-            e = decode_untyped_invocation(&inv);
+            e = invoke_untyped(&inv);
             break;
         default:
             return;
@@ -290,7 +290,7 @@ static struct syscall_error retype(word_t ut_slot, word_t type, word_t bits, wor
         caller.ctx.x[REG_A2 + i] = mr[i];
     message[4] = mr[4];
     message[5] = mr[5];
-    return decode_untyped_invocation(&inv);
+    return invoke_untyped(&inv);
 }
 
 int main(int argc, char **argv)

@@ -29,7 +29,7 @@ from kairos.system.model import ProtectionDomain, SystemDescription
 # those decoders are infeasible for it; console output is left out too (a
 # real-time configuration prints nothing), and so is the schedule trace's
 # dump, which runs once, when the machine halts.
-PD_UNREACHABLE = ("kprintf", "machine_putc", "trace_dump", "decode_untyped_invocation", "invoke_cnode",
+PD_UNREACHABLE = ("kprintf", "machine_putc", "trace_dump", "invoke_untyped", "invoke_cnode",
                   "invoke_tcb", "invoke_sched_control", "invoke_irq_control",
                   "decode_page_table_invocation", "decode_frame_invocation", "decode_asid_control_invocation",
                   "decode_asid_pool_invocation", "invoke_domain")
