@@ -134,7 +134,7 @@ NORETURN void kernel_exit(void);
  * expiry is noticed by sched_entry and kernel_exit, which re-arms the timer
  * when the next event's time changed. */
 void handle_pending_interrupts(void);
-/* Scheduler measurements for SYS_KAIROS_DEBUG_COUNTER (KAIROS_COUNTER_*
+/* Scheduler measurements for KAIROS_SYS_DEBUG_COUNTER (KAIROS_COUNTER_*
  * ids from 16 on, uapi/kairos/debug_calls.h; docs/scheduling.md
  * "Measurements"). */
 u64 sched_debug_counter(word_t id);

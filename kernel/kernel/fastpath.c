@@ -101,25 +101,25 @@ void fastpath_call(void)
     struct tcb *t = current_thread;
     word_t info = t->ctx.x[REG_A1];
     if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || !fast_time(t))
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
     cte_t *slot = fast_lookup(t, t->ctx.x[REG_A0]);
     if (!slot)
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
     cap_t c = slot->cap;
     word_t rights = cap_rights(c);
     /* Write to send; Grant or GrantReply for the caller to wait for a reply. */
     if (cap_type(c) != CAP_ENDPOINT || !(rights & RIGHT_WRITE) || !(rights & (RIGHT_GRANT | RIGHT_GRANT_REPLY)))
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
     struct endpoint *ep = endpoint_from_cap(c);
     struct tcb *dest = ep->queue.head;
     /* A passive receiver that gave a reply object, which outranks every
      * ready thread. */
     if (!dest || dest->state != THREAD_BLOCKED_ON_RECEIVE || dest->sc != NULL || dest->reply == NULL ||
         !ready_none_at_or_above(dest->priority))
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
 
     /* Perform: nothing below can fail. */
-    entry_stamp_begin((word_t)SYS_CALL, info >> 12);
+    entry_stamp_begin((word_t)seL4_SysCall, info >> 12);
 #if CONFIG_DEBUG_BUILD
     debug_counters[KAIROS_COUNTER_FASTPATH_CALL]++;
 #endif
@@ -163,29 +163,29 @@ void fastpath_reply_recv(void)
     word_t info = t->ctx.x[REG_A1];
     if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || t->bound_notification ||
         !fast_time(t))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     /* The reply: a caller without an SC of its own waits on r, and r is the
      * top of the call stack of the SC t runs on (the SC goes back). */
     cte_t *rslot = fast_lookup(t, t->ctx.x[REG_A6]);
     if (!rslot || cap_type(rslot->cap) != CAP_REPLY)
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     struct reply *r = reply_from_cap(rslot->cap);
     struct tcb *caller = r->tcb;
     struct sched_context *sc = t->sc;
     if (!caller || caller->state != THREAD_BLOCKED_ON_REPLY || caller->fault.type != FAULT_NULL ||
         caller->sc != NULL || r->head_sc != sc || !ready_none_at_or_above(caller->priority))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     /* The receive: an endpoint with no senders, where t goes at the tail. */
     cte_t *eslot = fast_lookup(t, t->ctx.x[REG_A0]);
     if (!eslot || cap_type(eslot->cap) != CAP_ENDPOINT || !(cap_rights(eslot->cap) & RIGHT_READ))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     struct endpoint *ep = endpoint_from_cap(eslot->cap);
     struct tcb *tail = ep->queue.tail;
     if (tail && (tail->state != THREAD_BLOCKED_ON_RECEIVE || tail->priority < t->priority))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
 
     /* Perform: nothing below can fail. */
-    entry_stamp_begin((word_t)SYS_REPLY_RECV, info >> 12);
+    entry_stamp_begin((word_t)seL4_SysReplyRecv, info >> 12);
 #if CONFIG_DEBUG_BUILD
     debug_counters[KAIROS_COUNTER_FASTPATH_REPLY_RECV]++;
 #endif
