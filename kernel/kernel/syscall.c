@@ -87,7 +87,7 @@ static struct syscall_error invoke_by_type(struct invocation *inv, bool first_ph
     case CAP_PAGE_TABLE:
     case CAP_ASID_CONTROL:
     case CAP_ASID_POOL:
-        return arch_decode_invocation(inv);
+        return arch_invoke_invocation(inv);
     case CAP_NOTIFICATION:
         return invoke_notification(inv);
     case CAP_ENDPOINT:
@@ -202,7 +202,7 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
 
 /* The receive phase (seL4's handleRecv) on the cap at a0. A notification
  * needs Read and must be unbound or bound to the receiver; the reply
- * register is ignored for it (behaviour.md c.4). An endpoint needs Read
+ * register is ignored for it (seL4's handleRecv). An endpoint needs Read
  * and, except for Wait, NBWait and NBSendWait, a reply cap in a6. Anything
  * else, an empty slot or a failed lookup is a cap fault in the receive
  * phase (Addr = the cptr that failed). */
@@ -299,7 +299,7 @@ void handle_syscall(word_t number)
     case seL4_SysNBWait:
         handle_recv(t, number, false);
         break;
-    /* Send phase, then receive (behaviour.md c.1): the send is non-blocking
+    /* Send phase, then receive (seL4's handleSyscall): the send is non-blocking
      * and never replies (a failed lookup or a decode error is silent); only
      * a preempted send stops the receive, and the whole call restarts. */
     case seL4_SysReplyRecv:
