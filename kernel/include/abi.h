@@ -109,7 +109,7 @@ enum fault_label {
     FAULT_VM = 6,
 };
 
-/* BootInfo layout (struct-layouts.txt): written field by field by boot.c. */
+/* BootInfo layout (libsel4's seL4_BootInfo): written field by field by boot.c. */
 struct slot_region {
     word_t start, end;
 };

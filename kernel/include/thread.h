@@ -92,7 +92,7 @@ void thread_set_priority(struct tcb *t, u32 prio);
  * now and is neither current nor queued (after binding or configuring). */
 void thread_schedule(struct tcb *t);
 /* Set t's seL4_TCBFlag bits, saving its live FP state first if the FPU
- * becomes disabled (behaviour.md (i)). */
+ * becomes disabled (seL4's invokeSetFlags). */
 void thread_set_flags(struct tcb *t, word_t flags);
 /* Lazy FP switching: t trapped on an FP instruction with its FP state not
  * loaded; load it. Returns false if that was not the reason for the trap

@@ -1,6 +1,7 @@
 /* The IPC fastpath: Call and ReplyRecv between a client and a passive server
- * in straight-line C (docs/ipc.md "Fastpath"; mcs-kernel.md §4.8;
- * wcet-and-latency.md §5).
+ * in straight-line C (docs/ipc.md "Fastpath"; Lyons' thesis, 2018, ch. 7,
+ * for the MCS changes; Blackham's thesis, 2013, ch. 8, for C against
+ * assembly).
  *
  * trap.S jumps here for the two system-call numbers. Each entry point first
  * checks every condition under which the slow path (syscall.c) would do

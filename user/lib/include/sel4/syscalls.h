@@ -511,7 +511,8 @@ LIBSEL4_INLINE_FUNC void seL4_DebugSnapshot(void)
 }
 
 /* Returns the capability type tag of `cap` (0 for an empty slot or a
- * failed lookup); behaviour.md (d) lists the tags. */
+ * failed lookup): seL4's cap_tag_t values (docs/kernel.md "Debug system
+ * calls"). */
 LIBSEL4_INLINE_FUNC seL4_Uint32 seL4_DebugCapIdentify(seL4_CPtr cap)
 {
     register seL4_Word r_a0 __asm__("a0") = cap;

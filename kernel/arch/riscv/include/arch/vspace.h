@@ -59,7 +59,7 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa);
 /* Switch the MMU to the address space rooted at root_pa with the given ASID.
  * Only a table that the ASID table currently registers for `asid` is used;
  * anything else (no ASID, a freed ASID, a non-root table) runs on the kernel's
- * root, i.e. with no user mappings, as behaviour.md (g) requires. */
+ * root, i.e. with no user mappings, as seL4's setVMRoot does. */
 void vspace_switch(paddr_t root_pa, word_t asid);
 /* The arguments of the last vspace_switch and the ASID table's generation
  * then: the same request with no ASID change since finds the same satp
