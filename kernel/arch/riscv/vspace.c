@@ -220,6 +220,21 @@ const char *vspace_invariant_violation(void)
     if (active_asid == ASID_INVALID ? active_root != kptr_to_paddr(kernel_root_pt)
                                     : find_vspace_for_asid(active_asid) != active_root)
         return "the active address space is not a registered VSpace";
+    /* The address-space cache: an entry that vspace_activate may still use
+     * (checked against today's ASID table) holds what vspace_switch would
+     * compute for it now, and the current one is what satp holds. */
+    const struct vspace_request *req[2] = {vspace_cache.cur, vspace_cache.prev};
+    for (int k = 0; k < 2; k++) {
+        const struct vspace_request *r = req[k];
+        if (r->root == 0 || r->generation != asid_generation)
+            continue;
+        bool valid = r->asid != ASID_INVALID && find_vspace_for_asid(r->asid) == r->root;
+        word_t satp = valid ? make_satp(r->root, r->asid) : make_satp(kptr_to_paddr(kernel_root_pt), ASID_INVALID);
+        if (r->satp != satp)
+            return "the address-space cache holds a stale satp";
+        if (k == 0 && r->satp != vspace_cache.active_satp)
+            return "the current address-space request is not what satp holds";
+    }
     for (word_t i = 0; i < KERNEL_PT_FIRST_INDEX; i++)
         if (kernel_root_pt[i])
             return "the kernel's root table has user mappings";
