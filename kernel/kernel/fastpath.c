@@ -77,6 +77,16 @@ static ALWAYS_INLINE void fast_copy_mrs(const struct tcb *from, struct tcb *to, 
         to->ctx.x[REG_A2 + i] = from->ctx.x[REG_A2 + i];
 }
 
+/* thread_activate_vspace, switching back to the address space left last
+ * without re-checking the ASID table (arch/vspace.h). */
+static ALWAYS_INLINE void fast_activate_vspace(cap_t vs)
+{
+    if (cap_type(vs) == CAP_PAGE_TABLE)
+        vspace_activate_or_return(cap_obj(vs), cap_mapped_asid(vs));
+    else
+        vspace_activate_or_return(kptr_to_paddr(kernel_root_pt), 0);
+}
+
 /* Leave the kernel in next (kernel_exit's last part: the scheduler's
  * choice, the SC and the timer are known to be unchanged). */
 static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
@@ -88,7 +98,7 @@ static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
     /* The same VSpace (root and ASID) as the thread leaving: already active. */
     cap_t from = current_thread->slots[TCB_SLOT_VSPACE].cap, to = next->slots[TCB_SLOT_VSPACE].cap;
     if (from.w0 != to.w0 || from.w1 != to.w1)
-        thread_activate_vspace(next);
+        fast_activate_vspace(to);
     current_thread = next;
     word_t s = next->ctx.sstatus;
     s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_FS);

@@ -66,10 +66,10 @@ void vspace_switch(paddr_t root_pa, word_t asid);
  * generation when they were checked and the satp they resolved to. `cur`
  * is the active one. The same request with no ASID change since finds its
  * satp already active (an exit to the thread that entered, or a switch
- * within one address space); the one before it (`prev`) is switched back
- * to without re-checking the ASID table (a client and a server taking
- * turns: the fastpath's cross-address-space round trip). Both cost a few
- * compares inline; one structure, so that they share one base address. No
+ * within one address space); the fastpath also switches back to the one
+ * before it (`prev`) without re-checking the ASID table (a client and a
+ * server taking turns: the cross-address-space round trip). Both cost a
+ * few compares inline; one structure, so that they share one base address. No
  * request has root 0 (the kernel's root is not at physical 0). */
 struct vspace_request {
     paddr_t root;
@@ -90,7 +90,15 @@ static ALWAYS_INLINE bool vspace_request_is(const struct vspace_request *r, padd
 {
     return root_pa == r->root && asid == r->asid && r->generation == asid_generation;
 }
+/* The kernel's exits: the current request, or a full switch. */
 static ALWAYS_INLINE void vspace_activate(paddr_t root_pa, word_t asid)
+{
+    if (!vspace_request_is(vspace_cache.cur, root_pa, asid))
+        vspace_switch(root_pa, asid);
+}
+/* The fastpath's exit: also the request before it. Only there, so that the
+ * slow paths' worst case (kairos wcet) pays for no second compare. */
+static ALWAYS_INLINE void vspace_activate_or_return(paddr_t root_pa, word_t asid)
 {
     struct vspace_cache *c = &vspace_cache;
     struct vspace_request *cur = c->cur;
