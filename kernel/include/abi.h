@@ -1,37 +1,13 @@
 /* The seL4 MCS riscv64 user ABI as seen from inside the kernel: the numbers user
  * programs depend on (libsel4's generated headers for an MCS, non-SMP riscv64
- * build). Kernel-side names; the user library has its
- * own header with seL4's names. */
+ * build). Kernel-side names; the user library has its own header with
+ * seL4's names. The system-call numbers are shared with it (uapi/). */
 #ifndef KAIROS_ABI_H
 #define KAIROS_ABI_H
 
 #include <types.h>
 #include <uapi/kairos/debug_calls.h>
-
-/* System calls (a7). */
-enum syscall_number {
-    SYS_CALL = -1,
-    SYS_REPLY_RECV = -2,
-    SYS_NB_SEND_RECV = -3,
-    SYS_NB_SEND_WAIT = -4,
-    SYS_SEND = -5,
-    SYS_NB_SEND = -6,
-    SYS_RECV = -7,
-    SYS_NB_RECV = -8,
-    SYS_WAIT = -9,
-    SYS_NB_WAIT = -10,
-    SYS_YIELD = -11,
-    SYS_DEBUG_PUT_CHAR = -12,
-    SYS_DEBUG_DUMP_SCHEDULER = -13,
-    SYS_DEBUG_HALT = -14,
-    SYS_DEBUG_CAP_IDENTIFY = -15,
-    SYS_DEBUG_SNAPSHOT = -16,
-    SYS_DEBUG_NAME_THREAD = -17,
-    SYS_DEBUG_SEND_IPI = -18,
-    /* Kairos's own debug calls (uapi/kairos/debug_calls.h). */
-    SYS_KAIROS_DEBUG_COUNTER = KAIROS_SYS_DEBUG_COUNTER,
-    SYS_KAIROS_DEBUG_FASTPATH = KAIROS_SYS_DEBUG_FASTPATH,
-};
+#include <uapi/kairos/sel4_syscalls.h>
 
 /* seL4_Error. */
 enum error_code {
@@ -133,7 +109,7 @@ enum fault_label {
     FAULT_VM = 6,
 };
 
-/* BootInfo layout (struct-layouts.txt): written field by field by boot.c. */
+/* BootInfo layout (libsel4's seL4_BootInfo): written field by field by boot.c. */
 struct slot_region {
     word_t start, end;
 };

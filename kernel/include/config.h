@@ -5,6 +5,8 @@
 #ifndef KAIROS_CONFIG_H
 #define KAIROS_CONFIG_H
 
+#include <uapi/kairos/limits.h>
+
 #if defined(KAIROS_FLAVOUR_DEBUG)
 #define CONFIG_DEBUG_BUILD 1
 #define CONFIG_PRINTING 1
@@ -49,11 +51,9 @@
 #define CONFIG_TCB_NAME_LENGTH 64
 
 /* System parameter (docs/scheduling.md "Limits"): the most refills a
- * scheduling context may hold. SchedControl_ConfigureFlags refuses
- * extra_refills + 2 above it (seL4 allows up to the object's capacity), so
- * every refill operation does at most this many steps, the bound the WCET
- * analysis uses. At least 2: a sporadic context needs a head and a tail. */
-#define CONFIG_MAX_REFILLS 8
+ * scheduling context may hold, enforced by SchedControl_ConfigureFlags.
+ * User programs read it too, so its value lives in uapi/kairos/limits.h. */
+#define CONFIG_MAX_REFILLS KAIROS_MAX_REFILLS
 
 /* Physical addresses at or above this are never handed out (seL4's
  * CONFIG_PADDR_USER_DEVICE_TOP for Sv39). */

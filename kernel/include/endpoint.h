@@ -91,7 +91,7 @@ void reply_unlink(struct reply *r, struct tcb *t);
 /* A reply from `replier` through r (grant: the reply cap's Grant): reaches
  * the caller waiting on r, if any, else does nothing. */
 void do_reply_transfer(struct tcb *replier, struct reply *r, bool grant);
-/* The last cap to r is going (behaviour.md k.3). */
+/* The last cap to r is going (seL4's finaliseCap for a reply). */
 void reply_finalise(struct reply *r);
 /* The SC is deleted or reconfigured away: forget its call stack. */
 void reply_clear_sc_stack(struct sched_context *sc);

@@ -7,7 +7,7 @@
 /* Whether trap.S's Call and ReplyRecv go through the fastpath's checks
  * (otherwise straight to the slow path). Set at boot ("fastpath=off" in
  * the kernel's boot arguments turns it off) and, in debug builds, by the
- * Kairos-specific system call SYS_KAIROS_DEBUG_FASTPATH. */
+ * Kairos-specific system call KAIROS_SYS_DEBUG_FASTPATH. */
 extern bool fastpath_enabled;
 
 void fastpath_init(bool enabled);

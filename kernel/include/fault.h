@@ -24,13 +24,13 @@ static inline struct fault fault_new(enum fault_label type, word_t ip)
     return f;
 }
 /* Does t get a timeout fault when its budget runs out (a valid timeout
- * handler and a sporadic, non-round-robin SC; behaviour.md (h))? */
+ * handler and a sporadic, non-round-robin SC; seL4's endTimeslice)? */
 bool timeout_fault_due(const struct tcb *t);
 /* Send t's timeout fault (t ran out of budget, or a reply returned an SC
  * without ready budget); it blocks on its timeout handler. */
 void handle_timeout_fault(struct tcb *t);
 /* Write sender's pending fault as a message to receiver: a0 = badge,
- * a1 = info(fault type, length), MRs (behaviour.md (h)). */
+ * a1 = info(fault type, length), MRs (seL4's setMRs_fault). */
 void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver);
 /* The handler `replier` answered faulted thread t: apply the reply's
  * registers as (h) says. Returns whether t restarts (else it stays

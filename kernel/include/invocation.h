@@ -146,7 +146,7 @@ struct syscall_error invoke_irq_handler(struct invocation *inv);
 /* Report a lookup failure as seL4's FailedLookup error (MR0 = source flag). */
 struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f);
 
-/* Frames, page tables, ASID control and ASID pools: arch_decode_invocation. */
+/* Frames, page tables, ASID control and ASID pools: arch_invoke_invocation. */
 #include <arch/invocation.h>
 
 #endif

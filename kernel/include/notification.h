@@ -1,6 +1,6 @@
 /* Notifications: a word of badges and a queue of waiting threads
- * (kernel/object/notification.c). seL4 MCS semantics (behaviour.md c.1, c.4,
- * c.5, k.4, k.5; mcs-kernel.md §1.4, §3.4, §4.2):
+ * (kernel/object/notification.c). seL4 MCS semantics (seL4's
+ * src/object/notification.c; Lyons' thesis, 2018, ch. 5 and 7):
  *  - Signal ORs the cap's badge into the word, or hands it to the waiter of
  *    highest priority (FIFO among equals), or to the bound thread if it is
  *    blocked in an endpoint receive; signalling never blocks.

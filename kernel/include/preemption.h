@@ -29,7 +29,7 @@ extern bool preemption_forced;
 bool preemption_point_unforced(void);
 
 /* Debug counters, readable from user mode in debug builds through the
- * Kairos-specific system call SYS_KAIROS_DEBUG_COUNTER (docs/kernel.md);
+ * Kairos-specific system call KAIROS_SYS_DEBUG_COUNTER (docs/kernel.md);
  * the ids are uapi/kairos/debug_calls.h's. */
 #define NUM_DEBUG_COUNTERS KAIROS_NUM_ENTRY_COUNTERS /* ids 0-10: KAIROS_COUNTER_* */
 extern u64 debug_counters[NUM_DEBUG_COUNTERS];

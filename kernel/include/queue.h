@@ -1,7 +1,7 @@
 /* Thread queues ordered by priority: the threads blocked on one notification
  * (and, with the IPC work, on one endpoint). MCS orders them by TCB priority,
- * highest first, FIFO among equal priorities (behaviour.md c.4;
- * mcs-kernel.md §4.7), and a thread whose priority changes while it waits is
+ * highest first, FIFO among equal priorities (Lyons' thesis, 2018, ch. 7;
+ * seL4's tcbEPAppend), and a thread whose priority changes while it waits is
  * re-queued.
  *
  * The links live in the TCB (queue_next/queue_prev, object.h): a thread is
@@ -15,7 +15,7 @@
  * exist, which the kernel does not bound (every TCB is 2 KiB of memory given
  * out by untyped): as in seL4, the length of a queue is a system-design
  * parameter (do not give untrusted subsystems the memory to queue many
- * threads on a shared object; mcs-kernel.md §4.7, §8 item 28). The WCET
+ * threads on a shared object; Lyons' thesis, 2018, ch. 7). The WCET
  * annotation states the assumption used for the bound. */
 #ifndef KAIROS_QUEUE_H
 #define KAIROS_QUEUE_H

@@ -206,7 +206,7 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
  * real use) and refills that would be released before it runs out are merged
  * into it. Nothing for round robin. Returns true when the head changed
  * (reprogram the timer).
- * When to call it (the scheduler's choice, mcs-kernel.md §5.8):
+ * When to call it (the scheduler's choice, Lyons' thesis, 2018, ch. 7):
  *  - whenever the context becomes the current one (an SC switch) and when a
  *    thread of it becomes runnable: this gives the sliding window of
  *    refill.h's top comment (tests/test_refill_model.py, "switch" protocol);

@@ -92,7 +92,7 @@ void thread_set_priority(struct tcb *t, u32 prio);
  * now and is neither current nor queued (after binding or configuring). */
 void thread_schedule(struct tcb *t);
 /* Set t's seL4_TCBFlag bits, saving its live FP state first if the FPU
- * becomes disabled (behaviour.md (i)). */
+ * becomes disabled (seL4's invokeSetFlags). */
 void thread_set_flags(struct tcb *t, word_t flags);
 /* Lazy FP switching: t trapped on an FP instruction with its FP state not
  * loaded; load it. Returns false if that was not the reason for the trap
@@ -134,7 +134,7 @@ NORETURN void kernel_exit(void);
  * expiry is noticed by sched_entry and kernel_exit, which re-arms the timer
  * when the next event's time changed. */
 void handle_pending_interrupts(void);
-/* Scheduler measurements for SYS_KAIROS_DEBUG_COUNTER (KAIROS_COUNTER_*
+/* Scheduler measurements for KAIROS_SYS_DEBUG_COUNTER (KAIROS_COUNTER_*
  * ids from 16 on, uapi/kairos/debug_calls.h; docs/scheduling.md
  * "Measurements"). */
 u64 sched_debug_counter(word_t id);

@@ -94,7 +94,8 @@ static void init_memory_map(paddr_t dtb_pa)
     reserve(&free_ram, ALIGN_DOWN(fdt.initrd_start, 4096), ALIGN_UP(fdt.initrd_end, 4096), "initrd");
 }
 
-/* The root task's virtual layout (behaviour.md a.2). */
+/* The root task's virtual layout, as seL4's (src/kernel/boot.c): image,
+ * IPC buffer, BootInfo, extra BootInfo, one page after another. */
 struct root_layout {
     vaddr_t image_start, image_end; /* page-aligned */
     vaddr_t ipc_buffer, bootinfo, extra_bi;

@@ -1,6 +1,7 @@
 /* The IPC fastpath: Call and ReplyRecv between a client and a passive server
- * in straight-line C (docs/ipc.md "Fastpath"; mcs-kernel.md §4.8;
- * wcet-and-latency.md §5).
+ * in straight-line C (docs/ipc.md "Fastpath"; Lyons' thesis, 2018, ch. 7,
+ * for the MCS changes; Blackham's thesis, 2013, ch. 8, for C against
+ * assembly).
  *
  * trap.S jumps here for the two system-call numbers. Each entry point first
  * checks every condition under which the slow path (syscall.c) would do
@@ -76,6 +77,16 @@ static ALWAYS_INLINE void fast_copy_mrs(const struct tcb *from, struct tcb *to, 
         to->ctx.x[REG_A2 + i] = from->ctx.x[REG_A2 + i];
 }
 
+/* thread_activate_vspace, switching back to the address space left last
+ * without re-checking the ASID table (arch/vspace.h). */
+static ALWAYS_INLINE void fast_activate_vspace(cap_t vs)
+{
+    if (cap_type(vs) == CAP_PAGE_TABLE)
+        vspace_activate_or_return(cap_obj(vs), cap_mapped_asid(vs));
+    else
+        vspace_activate_or_return(kptr_to_paddr(kernel_root_pt), 0);
+}
+
 /* Leave the kernel in next (kernel_exit's last part: the scheduler's
  * choice, the SC and the timer are known to be unchanged). */
 static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
@@ -87,7 +98,7 @@ static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
     /* The same VSpace (root and ASID) as the thread leaving: already active. */
     cap_t from = current_thread->slots[TCB_SLOT_VSPACE].cap, to = next->slots[TCB_SLOT_VSPACE].cap;
     if (from.w0 != to.w0 || from.w1 != to.w1)
-        thread_activate_vspace(next);
+        fast_activate_vspace(to);
     current_thread = next;
     word_t s = next->ctx.sstatus;
     s &= ~(SSTATUS_SPP | SSTATUS_SIE | SSTATUS_FS);
@@ -101,25 +112,25 @@ void fastpath_call(void)
     struct tcb *t = current_thread;
     word_t info = t->ctx.x[REG_A1];
     if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || !fast_time(t))
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
     cte_t *slot = fast_lookup(t, t->ctx.x[REG_A0]);
     if (!slot)
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
     cap_t c = slot->cap;
     word_t rights = cap_rights(c);
     /* Write to send; Grant or GrantReply for the caller to wait for a reply. */
     if (cap_type(c) != CAP_ENDPOINT || !(rights & RIGHT_WRITE) || !(rights & (RIGHT_GRANT | RIGHT_GRANT_REPLY)))
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
     struct endpoint *ep = endpoint_from_cap(c);
     struct tcb *dest = ep->queue.head;
     /* A passive receiver that gave a reply object, which outranks every
      * ready thread. */
     if (!dest || dest->state != THREAD_BLOCKED_ON_RECEIVE || dest->sc != NULL || dest->reply == NULL ||
         !ready_none_at_or_above(dest->priority))
-        handle_syscall((word_t)SYS_CALL);
+        handle_syscall((word_t)seL4_SysCall);
 
     /* Perform: nothing below can fail. */
-    entry_stamp_begin((word_t)SYS_CALL, info >> 12);
+    entry_stamp_begin((word_t)seL4_SysCall, info >> 12);
 #if CONFIG_DEBUG_BUILD
     debug_counters[KAIROS_COUNTER_FASTPATH_CALL]++;
 #endif
@@ -163,29 +174,29 @@ void fastpath_reply_recv(void)
     word_t info = t->ctx.x[REG_A1];
     if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || t->bound_notification ||
         !fast_time(t))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     /* The reply: a caller without an SC of its own waits on r, and r is the
      * top of the call stack of the SC t runs on (the SC goes back). */
     cte_t *rslot = fast_lookup(t, t->ctx.x[REG_A6]);
     if (!rslot || cap_type(rslot->cap) != CAP_REPLY)
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     struct reply *r = reply_from_cap(rslot->cap);
     struct tcb *caller = r->tcb;
     struct sched_context *sc = t->sc;
     if (!caller || caller->state != THREAD_BLOCKED_ON_REPLY || caller->fault.type != FAULT_NULL ||
         caller->sc != NULL || r->head_sc != sc || !ready_none_at_or_above(caller->priority))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     /* The receive: an endpoint with no senders, where t goes at the tail. */
     cte_t *eslot = fast_lookup(t, t->ctx.x[REG_A0]);
     if (!eslot || cap_type(eslot->cap) != CAP_ENDPOINT || !(cap_rights(eslot->cap) & RIGHT_READ))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
     struct endpoint *ep = endpoint_from_cap(eslot->cap);
     struct tcb *tail = ep->queue.tail;
     if (tail && (tail->state != THREAD_BLOCKED_ON_RECEIVE || tail->priority < t->priority))
-        handle_syscall((word_t)SYS_REPLY_RECV);
+        handle_syscall((word_t)seL4_SysReplyRecv);
 
     /* Perform: nothing below can fail. */
-    entry_stamp_begin((word_t)SYS_REPLY_RECV, info >> 12);
+    entry_stamp_begin((word_t)seL4_SysReplyRecv, info >> 12);
 #if CONFIG_DEBUG_BUILD
     debug_counters[KAIROS_COUNTER_FASTPATH_REPLY_RECV]++;
 #endif

@@ -1,6 +1,6 @@
 /* Fault delivery: a fault is a Call from the faulting thread to the fault
  * handler endpoint in its TCB (seL4's src/api/faults.c and
- * src/kernel/faulthandler.c; behaviour.md (h)). A thread with no handler is
+ * src/kernel/faulthandler.c). A thread with no handler is
  * reported and made inactive; the kernel itself carries on. */
 #include <arch/context.h>
 #include <endpoint.h>

@@ -1,5 +1,5 @@
-/* System-call entry: dispatch on the number in a7 (abi.h enum
- * syscall_number, seL4's MCS numbering plus Kairos's debug calls), the
+/* System-call entry: dispatch on the number in a7 (seL4_Syscall_ID,
+ * seL4's MCS numbering, plus Kairos's debug calls; both in uapi/), the
  * lookup of the invoked cap and its extra caps, and the invocation reply.
  * Reading and writing message words is message.c's. */
 #include <abi.h>
@@ -87,7 +87,7 @@ static struct syscall_error invoke_by_type(struct invocation *inv, bool first_ph
     case CAP_PAGE_TABLE:
     case CAP_ASID_CONTROL:
     case CAP_ASID_POOL:
-        return arch_decode_invocation(inv);
+        return arch_invoke_invocation(inv);
     case CAP_NOTIFICATION:
         return invoke_notification(inv);
     case CAP_ENDPOINT:
@@ -202,7 +202,7 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
 
 /* The receive phase (seL4's handleRecv) on the cap at a0. A notification
  * needs Read and must be unbound or bound to the receiver; the reply
- * register is ignored for it (behaviour.md c.4). An endpoint needs Read
+ * register is ignored for it (seL4's handleRecv). An endpoint needs Read
  * and, except for Wait, NBWait and NBSendWait, a reply cap in a6. Anything
  * else, an empty slot or a failed lookup is a cap fault in the receive
  * phase (Addr = the cptr that failed). */
@@ -231,8 +231,8 @@ static void handle_recv(struct tcb *t, word_t number, bool blocking)
             return;
         }
         struct reply *reply = NULL;
-        bool with_reply = (sword_t)number != SYS_WAIT && (sword_t)number != SYS_NB_WAIT &&
-                          (sword_t)number != SYS_NB_SEND_WAIT;
+        bool with_reply = (sword_t)number != seL4_SysWait && (sword_t)number != seL4_SysNBWait &&
+                          (sword_t)number != seL4_SysNBSendWait;
         if (with_reply) {
             cptr_t rptr = t->ctx.x[REG_A6];
             cte_t *rslot = lookup_slot(t, rptr);
@@ -274,7 +274,7 @@ void handle_syscall(word_t number)
 {
     struct tcb *t = current_thread;
     entry_stamp_begin(number, t->ctx.x[REG_A1] >> 12);
-    if ((sword_t)number >= SYS_YIELD) /* not the debug calls: a printf is one per character */
+    if ((sword_t)number >= seL4_SysYield) /* not the debug calls: a printf is one per character */
         TRACE(TRACE_SYSCALL, t, number);
     /* Budget used up: the entry ends here, the thread goes off the CPU and
      * re-executes the ecall (pc is still FaultIP) once its budget is
@@ -282,63 +282,63 @@ void handle_syscall(word_t number)
     sched_entry();
     t->ctx.pc = t->ctx.fault_ip + 4; /* NextIP: past the ecall */
     switch ((sword_t)number) {
-    case SYS_CALL:
+    case seL4_SysCall:
         handle_invocation(t, t->ctx.x[REG_A0], INVOKE_CALL | INVOKE_BLOCKING | INVOKE_CAN_DONATE);
         break;
-    case SYS_SEND:
+    case seL4_SysSend:
         handle_invocation(t, t->ctx.x[REG_A0], INVOKE_BLOCKING);
         break;
-    case SYS_NB_SEND:
+    case seL4_SysNBSend:
         handle_invocation(t, t->ctx.x[REG_A0], 0);
         break;
-    case SYS_RECV:
-    case SYS_WAIT:
+    case seL4_SysRecv:
+    case seL4_SysWait:
         handle_recv(t, number, true);
         break;
-    case SYS_NB_RECV:
-    case SYS_NB_WAIT:
+    case seL4_SysNBRecv:
+    case seL4_SysNBWait:
         handle_recv(t, number, false);
         break;
-    /* Send phase, then receive (behaviour.md c.1): the send is non-blocking
+    /* Send phase, then receive (seL4's handleSyscall): the send is non-blocking
      * and never replies (a failed lookup or a decode error is silent); only
      * a preempted send stops the receive, and the whole call restarts. */
-    case SYS_REPLY_RECV:
+    case seL4_SysReplyRecv:
         if (handle_invocation(t, t->ctx.x[REG_A6], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
             handle_recv(t, number, true);
         break;
-    case SYS_NB_SEND_RECV:
+    case seL4_SysNBSendRecv:
         if (handle_invocation(t, t->ctx.x[REG_T0], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
             handle_recv(t, number, true);
         break;
-    case SYS_NB_SEND_WAIT:
+    case seL4_SysNBSendWait:
         if (handle_invocation(t, t->ctx.x[REG_A6], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
             handle_recv(t, number, true);
         break;
-    case SYS_YIELD:
+    case seL4_SysYield:
         sched_yield(t); /* round robin: behind its equals; sporadic: gives up the head refill */
         break;
 #if CONFIG_DEBUG_BUILD
-    case SYS_DEBUG_PUT_CHAR:
+    case seL4_SysDebugPutChar:
         kputc((char)t->ctx.x[REG_A0]);
         break;
-    case SYS_DEBUG_DUMP_SCHEDULER:
+    case seL4_SysDebugDumpScheduler:
         debug_dump_scheduler();
         break;
-    case SYS_DEBUG_HALT:
+    case seL4_SysDebugHalt:
         trace_dump();
         kprintf("halting: debug halt requested by thread \"%s\"\n", thread_name(t));
         kernel_halt(false);
-    case SYS_DEBUG_CAP_IDENTIFY: {
+    case seL4_SysDebugCapIdentify: {
         struct lookup_result r = lookup_cap_slot(t, t->ctx.x[REG_A0]);
         t->ctx.x[REG_A0] = r.slot ? (word_t)cap_type(r.slot->cap) : 0;
         break;
     }
-    case SYS_DEBUG_SNAPSHOT:
+    case seL4_SysDebugSnapshot:
         break; /* no capDL dump; the call is accepted and changes nothing */
-    case SYS_DEBUG_NAME_THREAD:
+    case seL4_SysDebugNameThread:
         debug_name_thread(t);
         break;
-    case SYS_KAIROS_DEBUG_FASTPATH: {
+    case KAIROS_SYS_DEBUG_FASTPATH: {
         /* Kairos-specific, debug builds only: a0 = 1 on, 0 off; returns the
          * previous setting (the equivalence tests run IPCs both ways). */
         bool was = fastpath_enabled;
@@ -346,7 +346,7 @@ void handle_syscall(word_t number)
         t->ctx.x[REG_A0] = was;
         break;
     }
-    case SYS_KAIROS_DEBUG_COUNTER:
+    case KAIROS_SYS_DEBUG_COUNTER:
         /* Kairos-specific, debug builds only: a0 = counter id, returns its value. */
         t->ctx.x[REG_A0] = t->ctx.x[REG_A0] < NUM_DEBUG_COUNTERS ? debug_counters[t->ctx.x[REG_A0]]
                                                                  : sched_debug_counter(t->ctx.x[REG_A0]);
@@ -360,7 +360,7 @@ void handle_syscall(word_t number)
     }
     /* DebugPutChar and DebugCapIdentify change no kernel state; skipping
      * them keeps the check flavour usable for programs that print a lot. */
-    if ((sword_t)number != SYS_DEBUG_PUT_CHAR && (sword_t)number != SYS_DEBUG_CAP_IDENTIFY)
+    if ((sword_t)number != seL4_SysDebugPutChar && (sword_t)number != seL4_SysDebugCapIdentify)
         syscall_check_invariants();
     kernel_exit();
 }

@@ -30,7 +30,8 @@ static bool ep_has_receivers(const struct endpoint *ep)
 static void block_on(struct tcb *t, struct endpoint *ep, enum thread_state s)
 {
     /* The argument registers stay as they are: a cancelled wait (endpoint
-     * deleted, Resume) re-executes the same system call (behaviour.md c.5). */
+     * deleted, Resume) re-executes the same system call (seL4's Restart
+     * state). */
     t->blocking_object = ep;
     thread_set_state(t, s);
     tqueue_insert(&ep->queue, t);
@@ -73,7 +74,7 @@ static cte_t *receive_slot(struct tcb *t, const word_t *rb)
     return d.slot;
 }
 
-/* seL4's lookupExtraCaps + transferCaps (behaviour.md k.2): the sender's
+/* seL4's lookupExtraCaps + transferCaps: the sender's
  * extra caps, looked up now (a blocked sender's cptrs may have changed:
  * any failure means no caps at all). Caps to `ep` are unwrapped into
  * badges; the first other cap is derived into the receive slot; processing
@@ -218,7 +219,7 @@ void endpoint_receive(struct tcb *t, cap_t c, struct reply *r, bool blocking)
     struct endpoint *ep = endpoint_from_cap(c);
     /* An active reply object given to a receive: whoever it was bound to
      * (an unanswered caller, or a thread receiving with it) is cancelled
-     * (mainline seL4; behaviour.md k.3). */
+     * (mainline seL4's receiveIPC and reply_remove). */
     if (r && r->tcb)
         thread_cancel_blocking(r->tcb);
     struct notification *n = t->bound_notification;

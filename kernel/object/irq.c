@@ -1,5 +1,4 @@
-/* IRQ control and IRQ handlers (labels 26-29 and 44; errors-by-invocation.md
- * "IRQ control and IRQ handlers"; seL4's src/object/interrupt.c and
+/* IRQ control and IRQ handlers (labels 26-29 and 44; seL4's src/object/interrupt.c and
  * src/arch/riscv/object/interrupt.c), and the delivery of an interrupt as a
  * notification signal.
  *

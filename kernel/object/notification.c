@@ -89,7 +89,7 @@ void notification_receive(struct tcb *t, struct notification *n, bool blocking)
     }
     /* Block: a0 and the other registers stay as they are, so a thread whose
      * wait is cancelled (notification deleted, Resume) re-executes the same
-     * system call (behaviour.md c.5). */
+     * system call (seL4's Restart state). */
     t->blocking_object = n;
     thread_set_state(t, THREAD_BLOCKED_ON_NOTIFICATION);
     tqueue_insert(&n->queue, t);

@@ -223,7 +223,7 @@ struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
         return r;
     case CAP_REPLY:
         /* The last cap to a reply object cancels the call waiting on it,
-         * or the receive holding it (behaviour.md k.3; reply.c). */
+         * or the receive holding it (seL4's reply_remove; reply.c). */
         if (final)
             reply_finalise(reply_from_cap(c));
         return r;

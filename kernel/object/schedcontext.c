@@ -124,7 +124,7 @@ static word_t take_consumed_us(struct sched_context *sc)
 }
 
 /* Report the consumed time in MR0. Only a Call gets the reply: Send and
- * NBSend write nothing back (behaviour.md c.2). */
+ * NBSend write nothing back (seL4's invokeSchedContext_Consumed). */
 static void reply_consumed(struct sched_context *sc, struct invocation *inv)
 {
     word_t us = take_consumed_us(sc);
@@ -140,7 +140,7 @@ void sched_context_complete_yield_to(struct tcb *yielder)
         return;
     struct sched_context *sc = yielder->yield_to;
     set_mr(yielder, 0, take_consumed_us(sc));
-    reply_success(yielder, 1); /* behaviour.md c.2 quirk: also after a Send */
+    reply_success(yielder, 1); /* as seL4's YieldTo: also after a Send */
     sched_context_cancel_yield_to(yielder);
 }
 

@@ -143,7 +143,20 @@ def test_kernel_parameters_match_the_headers() -> None:
             assert _c_define(p.define) == p.default, f"{KERNEL_ANN.name}: parameter {p.name} = {p.default}, " \
                                                   f"but {p.define} = {_c_define(p.define)}"
             checked += 1
-    assert checked >= 3, "the kernel's refill cap, message length and decode depth name their macros"
+    assert checked >= 5, "the kernel's refill cap, message length, decode depth, extra caps and error words " \
+                         "name their macros"
+
+
+def test_fixed_parameter_is_not_a_system_parameter() -> None:
+    """A kernel constant (fixed = true) keeps its value: --param may not
+    change it, so no analysis runs with a bound the kernel does not have."""
+    text = '[parameters]\ncaps = { default = 3, fixed = true }\n[[loop]]\nfunction = "f"\nmax = "caps + 1"\n'
+    assert annmod.parse(text, "t.toml").loops[0].max == 4
+    assert annmod.parse(text, "t.toml", {"caps": 3}).loops[0].max == 4
+    with pytest.raises(WcetError, match="fixed = true"):
+        annmod.parse(text, "t.toml", {"caps": 2})
+    with pytest.raises(WcetError, match="fixed must be true or false"):
+        annmod.parse('[parameters]\ncaps = { default = 3, fixed = 1 }\n', "t.toml")
 
 
 RELEASE = ROOT / "build" / "release" / "kernel.elf"

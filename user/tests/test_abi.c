@@ -1,7 +1,8 @@
 /*
  * System-call ABI checks that need no kernel objects beyond the boot
- * state: register preservation (behaviour.md c.1) and the error-reply
- * path of the invocation wrappers (c.2, e).
+ * state: register preservation (every register a system call does not
+ * name as an output keeps its value: libsel4's riscv syscalls.h) and the
+ * error-reply path of the invocation wrappers (docs/kernel.md).
  */
 #include <ktest.h>
 #include <sel4/sel4.h>

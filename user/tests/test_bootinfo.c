@@ -222,7 +222,8 @@ KTEST(bootinfo, gib_untyped_when_ram_allows)
             has_gib = true;
     }
     /* With RAM [2 GiB, 2 GiB + size) an aligned GiB exists once size >= 2 GiB
-     * (0xC0000000); boot allocations must leave it whole (behaviour.md (b)). */
+     * (0xC0000000); boot allocations must leave it whole, so that a 1 GiB
+     * frame can be retyped (docs/boot.md). */
     bool gib_fits = mem[0].base + mem[0].size >= 0x100000000ul;
     printf("bootinfo: ram-end %#lx gib-untyped %s\n", (unsigned long)(mem[0].base + mem[0].size),
            has_gib ? "yes" : "no");

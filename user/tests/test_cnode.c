@@ -1,8 +1,8 @@
 /*
  * CSpace: every check of the CNode invocations in seL4's order with its
  * error payload (seL4's decodeCNodeInvocation), the
- * lookup-failure details (behaviour.md (e)), the derivation rules
- * (behaviour.md (f)), the derivation tree (badged subtrees, revoke, delete
+ * lookup-failure details (seL4's lookup_fault), the derivation rules
+ * (seL4's deriveCap and sameRegionAs), the derivation tree (badged subtrees, revoke, delete
  * of CNodes holding caps), and preemption of long deletes and revokes.
  *
  * Slots: each test takes empty root-CNode slots from the upper quarter of
@@ -470,7 +470,7 @@ KTEST(cnode, copy_unmapped_page_table_illegal)
 }
 
 /* =====================================================================
- * Derivation rules (behaviour.md (f))
+ * Derivation rules (seL4's deriveCap; docs/object-model.md)
  * ===================================================================== */
 
 KTEST(cnode, derive_control_caps)

@@ -697,7 +697,7 @@ KTEST(fault, timeout_in_a_passive_server_emergency_recipe)
 
 /* ---- the "rollback" and "error" recipes ---------------------------------------- */
 
-/* mcs-kernel.md §6 "Timeout-handling recipes": handler T (the root) waits
+/* A timeout-handling recipe (Lyons' thesis, 2018, §6.4; docs/ipc.md): handler T (the root) waits
  * on E2, passive server S serves on E1. S is transactional: a request
  * (MR0 = x, MR1 = n) adds x + i for i = 0 .. n-1, one block at a time; each
  * block is computed into the dirty buffer and a single store makes it the

@@ -96,7 +96,8 @@ KTEST(bootinfo, sanity)
     KASSERT(bi->ipcBuffer != NULL);
     KASSERT_EQ((uintptr_t)bi->ipcBuffer % 1024, 0);
     KASSERT_EQ(seL4_GetIPCBuffer(), bi->ipcBuffer);
-    /* IPC buffer on the page right before the BootInfo (behaviour.md a.2). */
+    /* IPC buffer on the page right before the BootInfo (seL4's root-task
+     * layout, src/kernel/boot.c). */
     KASSERT_EQ((uintptr_t)bi->ipcBuffer + 4096, (uintptr_t)bi);
     KASSERT_EQ(bi->initThreadCNodeSizeBits, CONFIG_ROOT_CNODE_SIZE_BITS);
     KASSERT_EQ(bi->nodeID, 0);

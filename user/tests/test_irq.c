@@ -1,8 +1,8 @@
 /*
  * Interrupts (issue 4 item 8): every check of IRQControl_Get (26),
  * IRQControl_GetTrigger (44), IRQHandler_Ack (27), SetNotification (28) and
- * Clear (29) in seL4's order with their payloads (errors-by-invocation.md
- * "IRQ control and IRQ handlers"); the valid range comes from the device
+ * Clear (29) in seL4's order with their payloads (seL4's
+ * decodeIRQControlInvocation and decodeIRQHandlerInvocation); the valid range comes from the device
  * tree (PLIC sources 1..riscv,ndev, ndev + 1 = the kernel timer); a deleted
  * handler frees its IRQ; and a real interrupt delivered to a user handler:
  * QEMU virt's goldfish RTC alarm (device tree node rtc@..., registers per
@@ -511,7 +511,7 @@ KTEST(irq, a_handler_without_notification_or_deleted_delivers_nothing)
 }
 
 /* A passive thread bound to a notification that an interrupt signals runs
- * on the notification's scheduling context (mcs-kernel.md §4.2: blocking
+ * on the notification's scheduling context (Lyons' thesis, 2018, ch. 7: blocking
  * I/O servers). */
 #define STACK_WORDS 1024
 static seL4_Word irq_child_stack[STACK_WORDS] __attribute__((aligned(16)));

@@ -555,7 +555,7 @@ KTEST(notification, deleting_a_notification_with_waiters_whose_slot_stays_empty)
 }
 
 /* ================================================================== */
-/* Receive-phase cap faults (behaviour.md c.4)                          */
+/* Receive-phase cap faults (seL4's handleRecv)                         */
 
 static void expect_recv_fault(seL4_Word sys, seL4_CPtr src)
 {

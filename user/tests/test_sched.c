@@ -797,7 +797,7 @@ static void spin_then_yield(seL4_Word v, seL4_Word us)
         seL4_Yield();
 }
 
-/* seL4's YieldTo hand-back (behaviour.md c.2 quirk): when the target runs
+/* seL4's YieldTo hand-back (invokeSchedContext_YieldTo): when the target runs
  * first, the caller's answer is written when it next runs, so the consumed
  * time it reports includes the target's run. Here an equal-priority target
  * spins 3 ms on its own context before the caller runs again. */

@@ -2,7 +2,7 @@
  * Untyped memory: every check of seL4_Untyped_Retype in seL4's order with
  * its error payload (seL4's decodeUntypedInvocation),
  * placement and watermark rules, device untypeds, the fan-out limit, and
- * the lazy, preemptible reset of boot untypeds (behaviour.md a.4).
+ * the lazy, preemptible reset of boot untypeds (seL4's resetUntypedCap).
  *
  * Memory: tests carve what they need out of one "pool" (the largest RAM
  * untyped) as child untypeds, so each test starts from a fresh untyped with

@@ -608,7 +608,7 @@ KTEST(vspace, uart_device_frame)
         KASSERT(uart[5] & 0x20);
         uart[0] = (uint8_t)*p;
     }
-    /* A device frame is not an IPC buffer (behaviour.md g). */
+    /* A device frame is not an IPC buffer (seL4's checkValidIPCBuffer). */
     EXPECT_ERR(seL4_TCB_SetIPCBuffer(seL4_CapInitThreadTCB, va, f), seL4_IllegalOperation);
     EXPECT_ERR(seL4_RISCV_Page_Unmap(f), seL4_NoError);
     slot_free(f);

@@ -14,7 +14,6 @@
  * valid VSpace. */
 pte_t kernel_root_pt[512] ALIGNED(4096);
 
-static word_t active_satp;
 
 static inline word_t pt_index(vaddr_t va, int level) { return (va >> (12 + 9 * level)) & 511; }
 
@@ -39,7 +38,9 @@ void vspace_boot_finish(void)
     for (word_t i = 0; i < KERNEL_PT_FIRST_INDEX; i++)
         kernel_root_pt[i] = 0;
     sfence_vma_all();
-    active_satp = csr_read(satp);
+    vspace_cache.cur = &vspace_cache.req[0];
+    vspace_cache.prev = &vspace_cache.req[1];
+    vspace_cache.active_satp = csr_read(satp);
 }
 
 void vspace_copy_kernel_mappings(pte_t *root)
@@ -72,13 +73,20 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa)
 
 /* ---- switching address spaces ---- */
 
-struct vspace_request vspace_last_request; /* root 0: none yet */
+/* Both entries root 0 until used: no request matches them. cur and prev
+ * are set by vspace_boot_finish, before the first switch. */
+struct vspace_cache vspace_cache;
 
+/* A request that is neither of the last two: it replaces the older one and
+ * becomes the current one. */
 void vspace_switch(paddr_t root_pa, word_t asid)
 {
-    vspace_last_request.root = root_pa;
-    vspace_last_request.asid = asid;
-    vspace_last_request.generation = asid_generation;
+    struct vspace_request *r = vspace_cache.prev;
+    vspace_cache.prev = vspace_cache.cur;
+    vspace_cache.cur = r;
+    r->root = root_pa;
+    r->asid = asid;
+    r->generation = asid_generation;
     /* Only the root the ASID table registers for this ASID is a VSpace
      * (a page table that is not a root, or a root whose ASID or pool has
      * been deleted, must not be used: its memory may be reused). */
@@ -87,18 +95,19 @@ void vspace_switch(paddr_t root_pa, word_t asid)
         asid = ASID_INVALID;
     }
     word_t satp = make_satp(root_pa, asid);
-    if (satp == active_satp)
+    r->satp = satp;
+    if (satp == vspace_cache.active_satp)
         return;
     csr_write(satp, satp);
     /* A full flush on every switch: ASIDs then only matter for the targeted
      * flushes below, and a reused ASID can never see stale entries. */
     sfence_vma_all();
-    active_satp = satp;
+    vspace_cache.active_satp = satp;
 }
 
 void vspace_revalidate_active(void)
 {
-    vspace_activate((active_satp & MASK(44)) << 12, (active_satp >> 44) & MASK(ASID_BITS));
+    vspace_activate((vspace_cache.active_satp & MASK(44)) << 12, (vspace_cache.active_satp >> 44) & MASK(ASID_BITS));
 }
 
 void vspace_flush_asid(word_t asid) { sfence_vma_asid(asid); }
@@ -206,11 +215,26 @@ const char *vspace_invariant_violation(void)
                 return "a VSpace root lost the kernel's mappings";
         }
     }
-    paddr_t active_root = (active_satp & MASK(44)) << 12;
-    word_t active_asid = (active_satp >> 44) & MASK(ASID_BITS);
+    paddr_t active_root = (vspace_cache.active_satp & MASK(44)) << 12;
+    word_t active_asid = (vspace_cache.active_satp >> 44) & MASK(ASID_BITS);
     if (active_asid == ASID_INVALID ? active_root != kptr_to_paddr(kernel_root_pt)
                                     : find_vspace_for_asid(active_asid) != active_root)
         return "the active address space is not a registered VSpace";
+    /* The address-space cache: an entry that vspace_activate may still use
+     * (checked against today's ASID table) holds what vspace_switch would
+     * compute for it now, and the current one is what satp holds. */
+    const struct vspace_request *req[2] = {vspace_cache.cur, vspace_cache.prev};
+    for (int k = 0; k < 2; k++) {
+        const struct vspace_request *r = req[k];
+        if (r->root == 0 || r->generation != asid_generation)
+            continue;
+        bool valid = r->asid != ASID_INVALID && find_vspace_for_asid(r->asid) == r->root;
+        word_t satp = valid ? make_satp(r->root, r->asid) : make_satp(kptr_to_paddr(kernel_root_pt), ASID_INVALID);
+        if (r->satp != satp)
+            return "the address-space cache holds a stale satp";
+        if (k == 0 && r->satp != vspace_cache.active_satp)
+            return "the current address-space request is not what satp holds";
+    }
     for (word_t i = 0; i < KERNEL_PT_FIRST_INDEX; i++)
         if (kernel_root_pt[i])
             return "the kernel's root table has user mappings";

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build the decode-purity harness (decode_pure.c): $1 = output binary.
-# The kernel's object files (expose.c) and the lookup, derivation and
-# message code they use, compiled for the host with ASan and UBSan; what
+# The kernel's object files (expose.c) and the lookup, derivation,
+# message and ASID-table code they use, compiled for the host with ASan and UBSan; what
 # only perform steps call stays undefined (a decoder calling it crashes).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,4 +11,4 @@ exec clang -std=c11 -O1 -g -Wall -Wextra -Werror -DKAIROS_FLAVOUR_RELEASE \
     -fsanitize=address,undefined -fno-sanitize-recover=all \
     "$here/decode_pure.c" "$here/expose.c" "$root/kernel/kernel/cspace.c" "$root/kernel/kernel/cdt.c" \
     "$root/kernel/object/objecttype.c" "$root/kernel/arch/riscv/object/objecttype.c" \
-    "$root/kernel/kernel/message.c" -fno-pie -no-pie -Wl,--unresolved-symbols=ignore-all -o "$1"
+    "$root/kernel/kernel/message.c" "$root/kernel/arch/riscv/object/asid.c" -fno-pie -no-pie -Wl,--unresolved-symbols=ignore-all -o "$1"

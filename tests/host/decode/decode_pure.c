@@ -6,11 +6,13 @@
  * use (cspace.c, cdt.c, objecttype.c, message.c). Physical memory is a
  * host buffer (tests/host/fuzz/include/arch/memory.h) holding every object:
  * a root CNode, TCBs (one is the caller, with an IPC buffer), scheduling
- * contexts, a notification, an endpoint, a second CNode, a frame and a page
- * table. Each round draws a random state (bindings, thread states,
- * priorities, configured contexts, issued IRQs) and a random invocation
- * (cap, label, length, message words, extra caps), snapshots RAM and irq.c's
- * tables, runs the decoder the kernel would run, and compares: any byte
+ * contexts, a notification, an endpoint, a second CNode, a frame, two page
+ * tables, an ASID pool and a 4 KiB untyped. Each round draws a random state
+ * (bindings, thread states, priorities, configured contexts, issued IRQs,
+ * registered ASID pools and roots, page-table entries, mappings) and a
+ * random invocation (cap, label, length, message words, extra caps),
+ * snapshots RAM, irq.c's tables and the ASID table, runs the decoder the
+ * kernel would run, and compares: any byte
  * changed is a failure that names the cap type and label. The decoded
  * struct and the error words (syscall_error_words, the decode's output) are
  * not kernel state. Functions only a perform step calls are left undefined
@@ -30,7 +32,7 @@
 #include <schedcontext.h>
 #include <thread.h>
 
-#define RAM_BYTES (1ul << 18) /* 12 objects, 16 KiB apart */
+#define RAM_BYTES (1ul << 18) /* 16 objects, 16 KiB apart */
 unsigned char *host_ram;
 
 struct syscall_error pure_decode(struct invocation *inv);
@@ -40,7 +42,6 @@ void irq_tables_setup(word_t ndev, word_t issued_mask);
 /* ---- what the decoders read from the rest of the kernel (read-only) ---- */
 
 struct tcb *current_thread;
-paddr_t asid_table[NUM_ASID_POOLS];
 
 static bool admit_sporadic;
 
@@ -75,9 +76,11 @@ static u64 below(u64 n) { return rnd() % n; }
 
 #define ROOT_RADIX 6
 #define OBJ(k) (HOST_RAM_PADDR + ((paddr_t)(k) << 14)) /* 16 KiB apart */
-enum { ROOT = 0, CNODE2, TCB_CALLER, TCB_B, TCB_C, SC_A, SC_B, NTFN, EP, FRAME, PT, UT, N_OBJ };
+enum { ROOT = 0, CNODE2, TCB_CALLER, TCB_B, TCB_C, SC_A, SC_B, NTFN, EP, FRAME, PT, PT2, POOL, UT, UT2, N_OBJ };
 enum slot { S_NULL, S_ROOT, S_CNODE2, S_CALLER, S_TCB_B, S_TCB_C, S_SC_A, S_SC_B, S_NTFN, S_NTFN_RO, S_EP,
-            S_EP_NOGRANT, S_FRAME, S_PT, S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, S_UT, N_SLOTS };
+            S_EP_NOGRANT, S_FRAME, S_PT, S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, S_PT2,
+            S_FRAME_2M, S_ASID_CONTROL, S_ASID_POOL, S_UNTYPED, S_UT, N_SLOTS };
+_Static_assert(N_OBJ <= 16, "RAM_BYTES holds 16 objects");
 
 static cte_t *root_slots;
 static cap_t root_cap;
@@ -111,14 +114,23 @@ static void random_state(void)
         [S_EP] = cap_endpoint(OBJ(EP), RIGHTS_ALL, below(3)),
         [S_EP_NOGRANT] = cap_endpoint(OBJ(EP), RIGHT_WRITE | RIGHT_READ, 0),
         [S_FRAME] = cap_frame(OBJ(FRAME), 0, VM_READ_WRITE, false),
-        [S_PT] = below(2) ? cap_set_mapping(cap_page_table(OBJ(PT)), 1, 0) : cap_page_table(OBJ(PT)),
+        [S_PT] = below(4) ? cap_set_mapping(cap_page_table(OBJ(PT)), 1, 0) : cap_page_table(OBJ(PT)),
         [S_IRQ_CONTROL] = cap_irq_control(),
         [S_IRQ_HANDLER] = cap_irq_handler(1 + below(8)),
         [S_DOMAIN] = cap_domain(),
         [S_SCHED_CONTROL] = cap_sched_control(0),
+        [S_PT2] = below(2) ? cap_set_mapping(cap_page_table(OBJ(PT2)), 1, below(2) << 30) : cap_page_table(OBJ(PT2)),
+        [S_FRAME_2M] = below(2) ? cap_set_mapping(cap_frame(OBJ(FRAME), 1, VM_READ_ONLY, below(2)), 1 + below(2),
+                                                  below(4) << 21)
+                                : cap_frame(OBJ(FRAME), 1, VM_READ_WRITE, false),
+        [S_ASID_CONTROL] = cap_asid_control(),
+        [S_ASID_POOL] = cap_asid_pool(OBJ(POOL), below(4) ? 0 : 1ul << ASID_LOW_BITS),
+        [S_UNTYPED] = cap_untyped(OBJ(UT), below(4) ? ASID_POOL_BITS : 13, below(4) == 0, below(2) << 12),
         /* 16 KiB, device or not, some of it used. */
-        [S_UT] = cap_untyped(OBJ(UT), 14, below(4) == 0, below(3) * 4096),
+        [S_UT] = cap_untyped(OBJ(UT2), 14, below(4) == 0, below(3) * 4096),
     };
+    if (below(2)) /* the 4 KiB frame mapped, at an address that may be its own */
+        caps[S_FRAME] = cap_set_mapping(caps[S_FRAME], 1 + below(2), below(4) << 12);
     for (int i = 1; i < N_SLOTS; i++)
         if (!cap_is_null(caps[i]))
             cte_insert_original(caps[i], &root_slots[i], true);
@@ -187,28 +199,60 @@ static void random_state(void)
         caller->retype.count = 1 + below(40);
         caller->retype.checked = below(caller->retype.count + 2);
         caller->retype.done = below(caller->retype.count + 1);
-        caller->retype.first = OBJ(UT) + below(4) * 64;
+        caller->retype.first = OBJ(UT2) + below(4) * 64;
     }
     if (below(2))
-        cte_insert(cap_endpoint(OBJ(UT), RIGHTS_ALL, 0), &root_slots[S_UT], &root_slots[40 + below(8)]);
+        cte_insert(cap_endpoint(OBJ(UT2), RIGHTS_ALL, 0), &root_slots[S_UT], &root_slots[40 + below(8)]);
     irq_tables_setup(1 + below(40), rnd());
+    /* ASIDs: pool 0 registered (or not), ASID 1 the root PT (or free), some
+     * pools taken so that MakePool finds none free; page tables with a
+     * random mix of empty entries, leaves and a table entry to PT2. */
+    memset(asid_table, 0, sizeof(asid_table));
+    if (below(4)) {
+        asid_table[0] = OBJ(POOL);
+        struct asid_pool *pool = (struct asid_pool *)paddr_to_kptr(OBJ(POOL));
+        if (below(4))
+            pool->vspace[1] = OBJ(PT);
+        if (below(8) == 0) /* a full pool */
+            for (word_t i = 1; i < ASID_POOL_ENTRIES; i++)
+                pool->vspace[i] = OBJ(PT2);
+    }
+    if (below(8) == 0)
+        for (word_t i = 1; i < NUM_ASID_POOLS; i++)
+            asid_table[i] = OBJ(POOL);
+    static const int tables[] = {PT, PT2};
+    for (int k = 0; k < 2; k++) {
+        pte_t *pt = (pte_t *)paddr_to_kptr(OBJ(tables[k]));
+        for (word_t i = 0; i < 8; i++) {
+            switch (below(4)) {
+            case 0: pt[i] = 0; break;
+            case 1: pt[i] = make_user_pte(OBJ(FRAME), true, VM_READ_WRITE); break;
+            default: pt[i] = k == 0 ? pte_table(OBJ(PT2)) : 0; break;
+            }
+        }
+    }
+    if (below(2)) /* a child of the untyped: MakePool answers RevokeFirst */
+        cte_insert(root_slots[S_UNTYPED].cap, &root_slots[S_UNTYPED], &root_slots[N_SLOTS]);
     admit_sporadic = below(2);
     current_thread = caller;
 }
 
 static word_t random_word(void)
 {
-    switch (below(5)) {
+    switch (below(7)) {
     case 0: return below(8);
     case 1: return below(64);
     case 2: return 64;
     case 3: return below(1ul << 20);
+    case 4: return below(8) << 12; /* page-aligned addresses for the VSpace decoders */
+    case 5: return below(4) << 21;
     default: return rnd();
     }
 }
 
-static const word_t labels[] = {1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
-                                23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 44, 0, 1, 45, 200};
+static const word_t labels[] = {1,  1,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 44, 0,
+                                1,  45, 200, 37, 38, 39, 39, 39, 40, 41, 42, 42, 43, 43};
 
 static struct invocation random_invocation(void)
 {
@@ -216,16 +260,32 @@ static struct invocation random_invocation(void)
     memset(&inv, 0, sizeof(inv));
     struct tcb *caller = tcb_at(TCB_CALLER);
     inv.caller = caller;
-    static const int invoked[] = {S_ROOT, S_CNODE2, S_CALLER, S_TCB_B, S_TCB_C, S_SC_A, S_SC_B,
-                                  S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN, S_SCHED_CONTROL, S_UT, S_UT};
+    static const int invoked[] = {S_ROOT,        S_CNODE2,     S_CALLER,   S_TCB_B,         S_TCB_C,
+                                  S_SC_A,        S_SC_B,       S_IRQ_CONTROL, S_IRQ_HANDLER, S_DOMAIN,
+                                  S_SCHED_CONTROL, S_PT,       S_PT2,      S_FRAME,         S_FRAME_2M,
+                                  S_ASID_CONTROL, S_ASID_POOL, S_UT,       S_UT};
     inv.slot = &root_slots[invoked[below(sizeof(invoked) / sizeof(invoked[0]))]];
     inv.cap = inv.slot->cap;
     inv.label = labels[below(sizeof(labels) / sizeof(labels[0]))];
     inv.length = below(10);
     inv.call = below(2);
     inv.n_extra = below(4);
+    /* The VSpace invocations mostly get their own labels and extra caps
+     * (tables, the untyped, CNodes): random ones would almost never pass
+     * their checks. */
+    bool vspace = cap_type(inv.cap) == CAP_PAGE_TABLE || cap_type(inv.cap) == CAP_FRAME ||
+                  cap_type(inv.cap) == CAP_ASID_CONTROL || cap_type(inv.cap) == CAP_ASID_POOL;
+    static const int vspace_extra[] = {S_PT, S_PT, S_PT2, S_UNTYPED, S_ROOT, S_CNODE2};
+    if (vspace && below(4)) {
+        switch (cap_type(inv.cap)) {
+        case CAP_PAGE_TABLE: inv.label = INV_PAGE_TABLE_MAP + below(2); break;
+        case CAP_FRAME: inv.label = INV_PAGE_MAP + (below(2) ? 0 : below(3)); break;
+        case CAP_ASID_CONTROL: inv.label = INV_ASID_CONTROL_MAKE_POOL; break;
+        default: inv.label = INV_ASID_POOL_ASSIGN; break;
+        }
+    }
     for (word_t i = 0; i < MSG_MAX_EXTRA_CAPS; i++) {
-        cte_t *s = &root_slots[below(N_SLOTS)];
+        cte_t *s = vspace && below(4) ? &root_slots[vspace_extra[below(6)]] : &root_slots[below(N_SLOTS)];
         inv.extra_slot[i] = i < inv.n_extra ? s : NULL;
         inv.extra[i] = i < inv.n_extra ? s->cap : cap_null();
     }
@@ -252,6 +312,17 @@ static struct invocation random_invocation(void)
             caller->ctx.x[REG_A2 + i] = mr[i];
         for (word_t i = NUM_MSG_REGISTERS; i < 6; i++)
             buf[BUF_MSG + i] = mr[i];
+    }
+    /* Half the MakePools name the untyped and an empty slot of the root
+     * CNode at its full depth, so that some pass every check. */
+    if (cap_type(inv.cap) == CAP_ASID_CONTROL && below(2)) {
+        inv.n_extra = 2;
+        inv.extra_slot[0] = &root_slots[S_UNTYPED];
+        inv.extra_slot[1] = &root_slots[S_ROOT];
+        inv.extra[0] = root_slots[S_UNTYPED].cap;
+        inv.extra[1] = root_slots[S_ROOT].cap;
+        caller->ctx.x[REG_A2] = N_SLOTS + below(4); /* N_SLOTS: the untyped's child, if it has one */
+        caller->ctx.x[REG_A2 + 1] = 64;
     }
     return inv;
 }
@@ -293,7 +364,7 @@ int main(int argc, char **argv)
                 break;
             }
         if (!what && memcmp(irq_before, irq_after, irq_len) != 0)
-            what = "the IRQ tables";
+            what = "the IRQ or ASID tables";
         if (!what && memcmp(&inv, &inv_before, sizeof(inv)) != 0)
             what = "the invocation record";
         if (what) {

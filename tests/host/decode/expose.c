@@ -11,6 +11,7 @@
 #include "../../../kernel/object/schedcontrol.c"
 #include "../../../kernel/object/tcb.c"
 #include "../../../kernel/object/untyped.c"
+#include "../../../kernel/arch/riscv/object/vspace.c"
 #include <string.h>
 
 struct syscall_error pure_decode(struct invocation *inv);
@@ -57,6 +58,21 @@ static struct syscall_error decode_tcb_label(const struct invocation *inv)
     }
 }
 
+/* invoke_frame: Page_Unmap and Page_GetAddress have nothing to decode. */
+static struct syscall_error decode_frame_label(const struct invocation *inv)
+{
+    struct page_map_op op;
+    switch (inv->label) {
+    case INV_PAGE_MAP:
+        return decode_page_map(inv, &op);
+    case INV_PAGE_UNMAP:
+    case INV_PAGE_GET_ADDRESS:
+        return no_error();
+    default:
+        return error0(ERR_ILLEGAL_OPERATION);
+    }
+}
+
 struct syscall_error pure_decode(struct invocation *inv)
 {
     switch (cap_type(inv->cap)) {
@@ -88,15 +104,31 @@ struct syscall_error pure_decode(struct invocation *inv)
         struct retype_op op;
         return decode_untyped(inv, &op);
     }
+    case CAP_PAGE_TABLE: {
+        struct page_table_op op;
+        return decode_page_table(inv, &op);
+    }
+    case CAP_FRAME:
+        return decode_frame_label(inv);
+    case CAP_ASID_CONTROL: {
+        struct make_pool_op op;
+        return decode_asid_control(inv, &op);
+    }
+    case CAP_ASID_POOL: {
+        word_t asid;
+        return decode_asid_pool(inv, &asid);
+    }
     default:
         return error1(ERR_INVALID_CAPABILITY, 0);
     }
 }
 
-/* irq.c's tables are kernel state outside the objects: part of the snapshot. */
+/* irq.c's tables and the ASID table (asid.c) are kernel state outside the
+ * objects: part of the snapshot. */
 void irq_tables_snapshot(unsigned char *out, word_t *len)
 {
     word_t n = 0;
+    memcpy(out + n, asid_table, sizeof(asid_table)), n += sizeof(asid_table);
     memcpy(out + n, irq_state, sizeof(irq_state)), n += sizeof(irq_state);
     memcpy(out + n, irq_claimed, sizeof(irq_claimed)), n += sizeof(irq_claimed);
     memcpy(out + n, irq_slot, sizeof(irq_slot)), n += sizeof(irq_slot);

@@ -47,6 +47,9 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
     max_refills = { default = 8, define = "CONFIG_MAX_REFILLS" }  # `define`:
                                    # the kernel macro with the same value
                                    # (checked against the headers by a test)
+    extra_caps = { default = 3, define = "MSG_MAX_EXTRA_CAPS", fixed = true }
+                                   # `fixed`: a constant of the kernel that
+                                   # loop bounds use, not a system parameter
 
     [[loop]]
     function = "tqueue_insert"
@@ -150,6 +153,7 @@ class Parameter:
     value: int
     note: str = ""
     define: str | None = None      # C macro that must have the same value
+    fixed: bool = False            # a kernel constant: no --param may change it
 
 
 _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -189,16 +193,22 @@ def _parameters(data: dict, path: str, given: dict[str, int]) -> dict[str, Param
         origin = f"{os.path.basename(path)} parameter {name}"
         if not name.isidentifier():
             raise WcetError(f"{origin}: the name must be an identifier")
-        if not isinstance(ent, dict) or "default" not in ent or set(ent) - {"default", "note", "define"}:
-            raise WcetError(f"{origin}: expected {{ default = N, note = \"...\", define = \"MACRO\" }}")
+        if not isinstance(ent, dict) or "default" not in ent or set(ent) - {"default", "note", "define", "fixed"}:
+            raise WcetError(f"{origin}: expected {{ default = N, note = \"...\", define = \"MACRO\", fixed = BOOL }}")
         default = _int(ent["default"], "default", origin)
+        fixed = ent.get("fixed", False)
+        if not isinstance(fixed, bool):
+            raise WcetError(f"{origin}: fixed must be true or false")
+        if fixed and name in given and given[name] != default:
+            raise WcetError(f"{origin}: a constant of the kernel (fixed = true), not a system parameter: "
+                            f"it is {default}")
         value = given.get(name, default)
         if default < 0 or value < 0:
             raise WcetError(f"{origin}: must be >= 0")
         define = ent.get("define")
         if define is not None and (not isinstance(define, str) or not define.isidentifier()):
             raise WcetError(f"{origin}: define must be the name of a C macro")
-        out[name] = Parameter(name, default, value, str(ent.get("note", "")), define)
+        out[name] = Parameter(name, default, value, str(ent.get("note", "")), define, fixed)
     return out
 
 

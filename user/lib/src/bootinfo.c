@@ -1,5 +1,5 @@
 /*
- * Extra BootInfo records (behaviour.md a.2): they start one page after
+ * Extra BootInfo records (seL4's populate_bi_frame): they start one page after
  * the BootInfo frame; each is {id, len} with len counting the 16-byte
  * header; bi->extraLen is the sum of the lens.
  */

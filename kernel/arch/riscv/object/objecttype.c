@@ -1,7 +1,7 @@
 /* Type-dependent cap operations for the RISC-V caps: frames, page tables,
  * ASID control and ASID pools (seL4's Arch_deriveCap, Arch_maskCapRights,
  * Arch_sameRegionAs, Arch_sameObjectAs, Arch_finaliseCap, Arch_createObject;
- * behaviour.md (f), (g)). Called from kernel/object/objecttype.c and
+ * docs/object-model.md). Called from kernel/object/objecttype.c and
  * kernel/object/untyped.c. */
 #include <arch/vspace.h>
 #include <objecttype.h>

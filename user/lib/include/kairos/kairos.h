@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sel4/sel4.h>
 #include <kairos/debug_calls.h> /* kernel/include/uapi: call numbers, counter ids */
+#include <kairos/limits.h>      /* kernel/include/uapi: system parameters */
 
 /* ---- runtime ------------------------------------------------------- */
 
@@ -31,11 +32,8 @@ __attribute__((noreturn)) void kairos_exit(bool pass, const char *reason);
 
 /* ---- Kairos system parameters --------------------------------------- */
 
-/* The most refills a scheduling context may hold (kernel/include/config.h
- * CONFIG_MAX_REFILLS; docs/scheduling.md "Limits"): SchedControl_ConfigureFlags
- * answers a larger extra_refills + 2 with seL4_RangeError. seL4 itself only
- * limits it by the object's size (seL4_MaxExtraRefills). */
-#define KAIROS_MAX_REFILLS 8
+/* KAIROS_MAX_REFILLS, the most refills a scheduling context may hold, is
+ * in <kairos/limits.h> (included above), shared with the kernel. */
 
 /* The largest extra_refills ConfigureFlags accepts for a context of
  * 2^size_bits bytes on Kairos: seL4's limit, capped by KAIROS_MAX_REFILLS. */

@@ -1,6 +1,6 @@
 /*
  * Kairos user library: seL4 constants (libsel4's sel4/constants.h for MCS riscv64,
- * object-types.txt, enums-all.txt).
+ * libsel4's object-type and enum headers).
  */
 #ifndef SEL4_CONSTANTS_H
 #define SEL4_CONSTANTS_H

@@ -1,6 +1,6 @@
 /*
  * Kairos user library: fault messages (libsel4's sel4/faults.h and sel4/arch/faults.h,
- * behaviour.md (h)).
+ * seL4's src/api/faults.c).
  *
  * A fault arrives at the handler as a message whose label is the fault
  * type and whose MRs follow the *_Msg enums below.  seL4_getFault()

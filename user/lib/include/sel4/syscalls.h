@@ -17,26 +17,8 @@
 #include <sel4/types.h>
 #include <sel4/functions.h>
 
-typedef enum {
-    seL4_SysCall = -1,
-    seL4_SysReplyRecv = -2,
-    seL4_SysNBSendRecv = -3,
-    seL4_SysNBSendWait = -4,
-    seL4_SysSend = -5,
-    seL4_SysNBSend = -6,
-    seL4_SysRecv = -7,
-    seL4_SysNBRecv = -8,
-    seL4_SysWait = -9,
-    seL4_SysNBWait = -10,
-    seL4_SysYield = -11,
-    seL4_SysDebugPutChar = -12,
-    seL4_SysDebugDumpScheduler = -13,
-    seL4_SysDebugHalt = -14,
-    seL4_SysDebugCapIdentify = -15,
-    seL4_SysDebugSnapshot = -16,
-    seL4_SysDebugNameThread = -17,
-    seL4_SysDebugSendIPI = -18,
-} seL4_Syscall_ID;
+/* seL4_Syscall_ID: the numbers the kernel reads from a7. */
+#include <kairos/sel4_syscalls.h>
 
 /* ------------------------------------------------------------------ */
 /* Raw register-level primitives (internal). */
@@ -529,7 +511,8 @@ LIBSEL4_INLINE_FUNC void seL4_DebugSnapshot(void)
 }
 
 /* Returns the capability type tag of `cap` (0 for an empty slot or a
- * failed lookup); behaviour.md (d) lists the tags. */
+ * failed lookup): seL4's cap_tag_t values (docs/kernel.md "Debug system
+ * calls"). */
 LIBSEL4_INLINE_FUNC seL4_Uint32 seL4_DebugCapIdentify(seL4_CPtr cap)
 {
     register seL4_Word r_a0 __asm__("a0") = cap;

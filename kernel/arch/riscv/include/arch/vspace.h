@@ -9,6 +9,7 @@
 #define ARCH_VSPACE_H
 
 #include <abi.h>
+#include <arch/csr.h>
 #include <arch/memory.h>
 #include <cap.h>
 #include <types.h>
@@ -59,27 +60,63 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa);
 /* Switch the MMU to the address space rooted at root_pa with the given ASID.
  * Only a table that the ASID table currently registers for `asid` is used;
  * anything else (no ASID, a freed ASID, a non-root table) runs on the kernel's
- * root, i.e. with no user mappings, as behaviour.md (g) requires. */
+ * root, i.e. with no user mappings, as seL4's setVMRoot does. */
 void vspace_switch(paddr_t root_pa, word_t asid);
-/* The arguments of the last vspace_switch and the ASID table's generation
- * then: the same request with no ASID change since finds the same satp
- * already active (the common case: an exit to the thread that entered, or
- * a switch within one address space), so it costs a few compares inline.
- * No request has root 0 (the kernel's root is not at physical 0). */
+/* The last two address spaces asked for: their arguments, the ASID table's
+ * generation when they were checked and the satp they resolved to. `cur`
+ * is the active one. The same request with no ASID change since finds its
+ * satp already active (an exit to the thread that entered, or a switch
+ * within one address space); the fastpath also switches back to the one
+ * before it (`prev`) without re-checking the ASID table (a client and a
+ * server taking turns: the cross-address-space round trip). Both cost a
+ * few compares inline; one structure, so that they share one base address. No
+ * request has root 0 (the kernel's root is not at physical 0). */
 struct vspace_request {
     paddr_t root;
     word_t asid;
     word_t generation;
+    word_t satp;
 };
-extern struct vspace_request vspace_last_request;
+struct vspace_cache {
+    struct vspace_request *cur, *prev; /* the two entries of req */
+    word_t active_satp;                /* what satp holds */
+    struct vspace_request req[2];
+};
+extern struct vspace_cache vspace_cache;
 /* Bumped by every change to the ASID table or a pool (vspace_activate
  * re-validates a VSpace only after one). */
 extern word_t asid_generation;
+static ALWAYS_INLINE bool vspace_request_is(const struct vspace_request *r, paddr_t root_pa, word_t asid)
+{
+    return root_pa == r->root && asid == r->asid && r->generation == asid_generation;
+}
+/* The kernel's exits: the current request, or a full switch. */
 static ALWAYS_INLINE void vspace_activate(paddr_t root_pa, word_t asid)
 {
-    const struct vspace_request *r = &vspace_last_request;
-    if (root_pa != r->root || asid != r->asid || r->generation != asid_generation)
+    if (!vspace_request_is(vspace_cache.cur, root_pa, asid))
         vspace_switch(root_pa, asid);
+}
+/* The fastpath's exit: also the request before it. Only there, so that the
+ * slow paths' worst case (kairos wcet) pays for no second compare. */
+static ALWAYS_INLINE void vspace_activate_or_return(paddr_t root_pa, word_t asid)
+{
+    struct vspace_cache *c = &vspace_cache;
+    struct vspace_request *cur = c->cur;
+    if (vspace_request_is(cur, root_pa, asid))
+        return;
+    struct vspace_request *prev = c->prev;
+    if (!vspace_request_is(prev, root_pa, asid)) {
+        vspace_switch(root_pa, asid);
+        return;
+    }
+    /* Checked against the same ASID table: the same satp as then. */
+    c->cur = prev;
+    c->prev = cur;
+    if (prev->satp != c->active_satp) {
+        csr_write(satp, prev->satp);
+        sfence_vma_all(); /* as vspace_switch: a full flush on every switch */
+        c->active_satp = prev->satp;
+    }
 }
 /* Re-check the active address space after an ASID was freed (seL4's
  * setVMRoot(ksCurThread) after deleteASID): never keep running on a root that
