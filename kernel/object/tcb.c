@@ -103,6 +103,16 @@ struct tcb_op {
     struct tcb_caps caps;               /* Configure, SetSpace, SetIPCBuffer, SetTimeoutEndpoint, SetSchedParams */
 };
 
+/* No cap to install: only the flags and the buffer address are read
+ * unconditionally by perform_tcb_caps; each other field is read only under
+ * its flag. Clearing the whole struct made GCC call memset, whose byte loop
+ * the WCET analysis charges on every TCB-configure path (docs/wcet.md). */
+static void tcb_caps_none(struct tcb_caps *tc)
+{
+    tc->set_space = tc->set_buffer = tc->set_fault = tc->set_timeout = false;
+    tc->buffer_addr = 0;
+}
+
 /* Derive and check an IPC-buffer frame cap (Configure step 2, SetIPCBuffer). */
 static struct syscall_error decode_ipc_buffer(struct tcb_caps *tc, vaddr_t addr, cte_t *slot, cap_t c)
 {
@@ -349,7 +359,7 @@ static struct syscall_error decode_configure(const struct invocation *inv, struc
         return error0(ERR_TRUNCATED_MESSAGE);
     word_t cspace_data = get_mr(caller, 0);
     word_t buffer = get_mr(caller, 2);
-    op->caps = (struct tcb_caps){0};
+    tcb_caps_none(&op->caps);
     struct syscall_error e = decode_ipc_buffer(&op->caps, buffer, inv->extra_slot[2], inv->extra[2]);
     if (e.code != ERR_NONE)
         return e;
@@ -362,7 +372,7 @@ static struct syscall_error decode_set_space(const struct invocation *inv, struc
     if (inv->length < 2 || inv->n_extra < 3)
         return error0(ERR_TRUNCATED_MESSAGE);
     word_t cspace_data = get_mr(inv->caller, 0);
-    op->caps = (struct tcb_caps){0};
+    tcb_caps_none(&op->caps);
     struct syscall_error e = decode_space(&op->caps, op->target, cspace_data, inv->extra_slot[1], inv->extra[1],
                                           inv->extra_slot[2], inv->extra[2]);
     if (e.code != ERR_NONE)
@@ -379,7 +389,7 @@ static struct syscall_error decode_set_ipc_buffer(const struct invocation *inv, 
 {
     if (inv->length < 1 || inv->n_extra < 1)
         return error0(ERR_TRUNCATED_MESSAGE);
-    op->caps = (struct tcb_caps){0};
+    tcb_caps_none(&op->caps);
     return decode_ipc_buffer(&op->caps, get_mr(inv->caller, 0), inv->extra_slot[0], inv->extra[0]);
 }
 
@@ -389,7 +399,7 @@ static struct syscall_error decode_set_timeout_endpoint(const struct invocation 
         return error0(ERR_TRUNCATED_MESSAGE);
     if (!valid_fault_handler(inv->extra[0]))
         return error1(ERR_INVALID_CAPABILITY, 1);
-    op->caps = (struct tcb_caps){0};
+    tcb_caps_none(&op->caps);
     op->caps.set_timeout = true;
     op->caps.timeout = inv->extra[0];
     op->caps.timeout_src = inv->extra_slot[0];
@@ -454,7 +464,7 @@ static struct syscall_error decode_set_sched_params(const struct invocation *inv
     }
     if (!valid_fault_handler(inv->extra[2]))
         return error1(ERR_INVALID_CAPABILITY, 3);
-    op->caps = (struct tcb_caps){0};
+    tcb_caps_none(&op->caps);
     op->caps.set_fault = true;
     op->caps.fault = inv->extra[2];
     op->caps.fault_src = inv->extra_slot[2];
