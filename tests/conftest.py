@@ -24,9 +24,35 @@ def build_flavour(flavour: str) -> Path:
     return REPO / "build" / flavour / "kernel.elf"
 
 
+def build_debug_user() -> None:
+    """The debug flavour's user programs (root tasks, PD images, examples)."""
+    proc = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=debug", "user"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def run_debug_root_task(elf: Path, kernel: Path) -> str:
+    """Build the debug user programs, run the root task `elf` under QEMU
+    with `-icount shift=0,sleep=off` (idle time skipped exactly, so host load
+    cannot shift the guest's clock) and return its output; fails unless the
+    run passed."""
+    from kairos.runner import run
+    build_debug_user()
+    result = run(elf, kernel, timeout=300, extra_qemu=["-icount", "shift=0,sleep=off"])
+    assert result.passed, result.reason + result.output[-3000:]
+    return result.output
+
+
 @pytest.fixture(scope="session")
 def debug_kernel() -> Path:
     return build_flavour("debug")
+
+
+@pytest.fixture(scope="session")
+def debug_user(debug_kernel) -> Path:
+    """The debug kernel, with the debug user programs built."""
+    build_debug_user()
+    return debug_kernel
 
 
 @pytest.fixture(scope="session")

@@ -8,22 +8,15 @@ deadline, the LO tasks complete jobs only in LO mode (user/crit/crit.c)."""
 from __future__ import annotations
 
 import re
-import subprocess
 
-from conftest import REPO
-from kairos.runner import run
+from conftest import REPO, run_debug_root_task
 
 ELF = REPO / "build" / "debug" / "user" / "crit" / "crit.elf"
 RUN_MS = 4000  # crit.c RUN_MS
 
 
 def test_overrun_of_the_hi_task_switches_to_hi_mode(debug_kernel) -> None:
-    proc = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=debug", "user"], cwd=REPO,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    result = run(ELF, debug_kernel, timeout=300, extra_qemu=["-icount", "shift=0,sleep=off"])  # idle time exact: host load cannot shift it
-    text = result.output
-    assert result.passed, result.reason + text[-3000:]
+    text = run_debug_root_task(ELF, debug_kernel)
 
     m = re.search(r"crit: workload (.*) \(criticality/work/LO budget/period ms\); H HI budget (\d+), "
                   r"job (\d+) works (\d+) ms", text)

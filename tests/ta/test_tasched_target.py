@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 
-from conftest import REPO
-from kairos.runner import run
+from conftest import REPO, run_debug_root_task
 from kairos.ta import library
 
 ELF = REPO / "build" / "debug" / "user" / "tasched" / "tasched.elf"
 
 
 def test_generated_scheduler_runs_the_verified_schedule(debug_kernel) -> None:
-    proc = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=debug", "user"], cwd=REPO,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    result = run(ELF, debug_kernel, timeout=300, extra_qemu=["-icount", "shift=0,sleep=off"])  # idle time exact: host load cannot shift it
-    text = result.output
-    assert result.passed, result.reason + text[-3000:]
+    text = run_debug_root_task(ELF, debug_kernel)
     m = re.search(r"tasched: units run: (.*); model error 0, missed 0; violations 0", text)
     assert m, text[-3000:]
     ran = dict(item.split("=") for item in m.group(1).split())

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 import z3
 
 from kairos.wcet import ipet, rv64smt
-from kairos.wcet.cfg import CALLER_SAVED, Context, Function, Program, Term
+from kairos.wcet.cfg import CALLER_SAVED, BasicBlock, Context, Function, Program, Term
 from kairos.wcet.infeasible import ProgramFacts
 
 A0 = 10
@@ -78,6 +78,17 @@ MAX_VALUES = 4
 Values = tuple
 ANY: Values = ("any",)
 NONZERO: Values = ("nonzero",)
+
+
+def _execute_block(st: rv64smt.SymState, blk: BasicBlock) -> z3.BoolRef | None:
+    """Run a block's instructions on ``st``; the condition of its ending
+    branch (taken), or None when it ends otherwise."""
+    cond = None
+    for ins in blk.instrs:
+        c = rv64smt.execute(st, ins)
+        if c is not None:
+            cond = c
+    return cond
 
 
 def _join(a: Values, b: Values) -> Values:
@@ -173,11 +184,7 @@ class Unwinder:
                 done.add(key)
             blk = f.blocks[b]
             path = path + (b,)
-            cond = None
-            for ins in blk.instrs:
-                c = rv64smt.execute(st, ins)
-                if c is not None:
-                    cond = c
+            cond = _execute_block(st, blk)
             if blk.kind is Term.RETURN:
                 v = self._value(solver, conds, st.get(A0)) if live else self._const_value(st.get(A0))
                 out.returns = self._join_value(out.returns, v)
@@ -273,11 +280,7 @@ class Unwinder:
             states[b] = cur
             st = cur.copy()
             blk = f.blocks[b]
-            cond = None
-            for ins in blk.instrs:
-                c = rv64smt.execute(st, ins)
-                if c is not None:
-                    cond = c
+            cond = _execute_block(st, blk)
             if blk.kind is Term.CALL:
                 self._summarise_call(st, blk.call_target)
             if blk.kind in (Term.RETURN, Term.TAILCALL):
