@@ -24,6 +24,19 @@ def build_flavour(flavour: str) -> Path:
     return REPO / "build" / flavour / "kernel.elf"
 
 
+def kernel_max_refills() -> int:
+    """CONFIG_MAX_REFILLS: config.h defines it as KAIROS_MAX_REFILLS, whose
+    one home (shared with the user library) is kernel/include/uapi/kairos/limits.h."""
+    import re
+    config = (REPO / "kernel" / "include" / "config.h").read_text()
+    assert re.search(r"^#define CONFIG_MAX_REFILLS KAIROS_MAX_REFILLS$", config, re.M), \
+        "kernel/include/config.h does not define CONFIG_MAX_REFILLS as KAIROS_MAX_REFILLS"
+    limits = (REPO / "kernel" / "include" / "uapi" / "kairos" / "limits.h").read_text()
+    m = re.search(r"^#define KAIROS_MAX_REFILLS (\d+)$", limits, re.M)
+    assert m, "kernel/include/uapi/kairos/limits.h defines no KAIROS_MAX_REFILLS"
+    return int(m.group(1))
+
+
 def build_debug_user() -> None:
     """The debug flavour's user programs (root tasks, PD images, examples)."""
     proc = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=debug", "user"], cwd=REPO,

@@ -5,11 +5,10 @@ kernel runs are replayed against the region bounds by `make latency-check`
 
 from __future__ import annotations
 
-import re
 
 import subprocess
 
-from conftest import REPO, build_flavour
+from conftest import REPO, build_flavour, kernel_max_refills
 from kairos.runner import run
 
 ELF = REPO / "build" / "release" / "user" / "latency" / "latency_stress.elf"
@@ -30,6 +29,5 @@ def test_stress_task_runs_every_scenario() -> None:
     # the refill ring was filled to the most the kernel allows: CONFIG_MAX_REFILLS
     # refills (kernel/include/config.h), two of them the minimum
     extra = int(out.split("refill_ring extra_refills ")[1].split()[0])
-    config = (REPO / "kernel" / "include" / "config.h").read_text()
-    cap = int(re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", config, re.M).group(1))
+    cap = kernel_max_refills()
     assert extra == cap - 2

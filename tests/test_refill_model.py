@@ -45,6 +45,8 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from conftest import kernel_max_refills
+
 ROOT = Path(__file__).resolve().parent.parent
 KINC = ROOT / "kernel" / "include"
 AINC = ROOT / "kernel" / "arch" / "riscv" / "include"
@@ -56,15 +58,7 @@ CFLAGS = [
 HEADER = 96
 
 
-def config_max_refills() -> int:
-    """CONFIG_MAX_REFILLS as kernel/include/config.h defines it."""
-    text = (KINC / "config.h").read_text()
-    m = re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", text, re.M)
-    assert m, "kernel/include/config.h defines no CONFIG_MAX_REFILLS"
-    return int(m.group(1))
-
-
-MAX_REFILLS = config_max_refills()
+MAX_REFILLS = kernel_max_refills()
 
 
 def us_to_ticks(us: int, hz: int) -> int:
@@ -817,8 +811,8 @@ def test_refill_source_builds_freestanding(tmp_path):
 def test_user_library_knows_the_refill_cap():
     """The user library's KAIROS_MAX_REFILLS (what the on-target tests
     expect in the ConfigureFlags RangeError) is the kernel's
-    CONFIG_MAX_REFILLS."""
+    CONFIG_MAX_REFILLS: kairos.h includes the uapi header config.h takes it
+    from and keeps no copy of its own."""
     text = (ROOT / "user/lib/include/kairos/kairos.h").read_text()
-    m = re.search(r"^#define KAIROS_MAX_REFILLS (\d+)\b", text, re.M)
-    assert m, "user/lib/include/kairos/kairos.h defines no KAIROS_MAX_REFILLS"
-    assert int(m.group(1)) == MAX_REFILLS
+    assert re.search(r"^#include <kairos/limits.h>", text, re.M), "kairos.h does not include <kairos/limits.h>"
+    assert not re.search(r"^#define KAIROS_MAX_REFILLS", text, re.M), "kairos.h defines its own KAIROS_MAX_REFILLS"

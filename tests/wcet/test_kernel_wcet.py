@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import kernel_max_refills
 from kairos.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,12 +46,8 @@ def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
     may visit every refill runs its header at most CONFIG_MAX_REFILLS + 1
     times, one that pops all but one at most CONFIG_MAX_REFILLS. A changed
     cap without changed annotations fails here."""
-    import re
     import tomllib
-    config = (ROOT / "kernel" / "include" / "config.h").read_text()
-    m = re.search(r"^#define CONFIG_MAX_REFILLS (\d+)$", config, re.M)
-    assert m, "kernel/include/config.h defines no CONFIG_MAX_REFILLS"
-    cap = int(m.group(1))
+    cap = kernel_max_refills()
     doc = tomllib.loads(ANNOTATIONS.read_text())
     assert doc["parameters"]["refills_per_sc"]["default"] == cap
     loops = doc["loop"]
