@@ -31,8 +31,8 @@ from kairos.system.model import ProtectionDomain, SystemDescription
 # dump, which runs once, when the machine halts.
 PD_UNREACHABLE = ("kprintf", "machine_putc", "trace_dump", "invoke_untyped", "invoke_cnode",
                   "invoke_tcb", "invoke_sched_control", "invoke_irq_control",
-                  "decode_page_table_invocation", "decode_frame_invocation", "decode_asid_control_invocation",
-                  "decode_asid_pool_invocation", "invoke_domain")
+                  "invoke_page_table", "invoke_frame", "invoke_asid_control", "invoke_asid_pool",
+                  "invoke_domain")
 SYSCALL_ENTRY = "trap_entry@handle_syscall," + ",".join("!" + f for f in PD_UNREACHABLE)
 EXCEPTION_ENTRY = "trap_entry@handle_exception,!kprintf,!machine_putc"
 IRQ_ENTRY = "trap_entry@handle_interrupt,!kprintf"
