@@ -196,13 +196,19 @@ class _Access:
 
 class _Analysis:
     def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any,
-                 entry_state: str = "auto", symbolic: bool = True) -> None:
+                 entry_state: str = "auto", symbolic: bool = True,
+                 objects: dict[int, dict[int, int]] | None = None) -> None:
         self.p = program
         self.entry = entry
         self.m = m
         self.rng = _range_fn(value_info)
         self.symbolic = getattr(value_info, "symbolic", None) if symbolic else None
         self.symbolic_defs = getattr(value_info, "symbolic_definitions", None) if symbolic else None
+        # Object facts (``[[object]]``): function entry -> argument register
+        # -> bytes of its object that indexed accesses stay within.
+        self.objects = objects or {}
+        self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
+        self._families: dict[tuple[Context, Any], tuple | None] = {}
         self.levels: tuple[CacheLevel, ...] = m.caches
         self.fetch_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "fetch"]
         self._fetch_plan = [(k, self.levels[k].config.line, self.levels[k].miss_penalty) for k in self.fetch_levels]
@@ -498,6 +504,32 @@ class _Analysis:
                 return lk
         return None
 
+    def family(self, key: tuple[Context, Any]):
+        """For a symbolic base ``(context, kind)`` covered by an object fact:
+        ``(root, extent)``, ``root`` being the argument's base and
+        ``extent`` None for the argument itself (its lines are at their
+        offsets) or the byte range ``(0, size)`` of the argument's object
+        where every line of a base derived from it by an index lies.  None
+        for other bases."""
+        if not self.objects:
+            return None
+        got = self._families.get(key, False)
+        if got is not False:
+            return got
+        ctx, kind = key
+        fe = self.ctx_func[ctx].entry
+        facts = self.objects.get(fe)
+        got = None
+        if facts and isinstance(kind, tuple):
+            if kind[0] == "a" and kind[1] in facts:
+                got = (key, None)
+            elif kind[0] in ("d", "p") and self.derived_from is not None:
+                r = self.derived_from(fe, kind)
+                if r is not None and r in facts:
+                    got = ((ctx, ("a", r)), (0, facts[r]))
+        self._families[key] = got
+        return got
+
     # -- transfer ------------------------------------------------------------
     def transfer(self, key: tuple[Context, int], state: AnalysisState, record: bool = False) -> BlockResult:
         """The state after block ``key`` and its cost in cycles; with
@@ -509,14 +541,18 @@ class _Analysis:
         pipe = PipeState.from_residual(state.pipeline)
         classes: list[Classification] | None = [] if record else None
         first_misses: list[FirstMiss] = []
-        runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span)
+        runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span, self.family)
         defs: frozenset[int] = frozenset()
         if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
             defs = self.symbolic_defs(fentry)
             if state.symbolic:
+                # On entry to the function its arguments are new values, and
+                # an address derived from one in an earlier call is no longer
+                # related to the new one.
                 runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
-                                                     or k[1][0] == "a" and start == fentry))
+                                                     or start == fentry and (k[1][0] == "a"
+                                                                             or self.family(k) is not None)))
         last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
         for ins in b.instrs:
             ipen, icat = 0, AH
@@ -852,10 +888,11 @@ class _Runs:
     events that may evict its lines; its misses are counted at its end by
     ``cache.run_misses`` over every alignment of the base."""
 
-    def __init__(self, state, line: int, span: int) -> None:
+    def __init__(self, state, line: int, span: int, family=None) -> None:
         self.state: dict[Any, tuple] = dict(state)
         self.line = line
         self.span = span
+        self.family = family or (lambda base: None)
         self.open: dict[Any, tuple[tuple, list[tuple[int, int]]]] = {}   # base -> (intervals at start, accesses)
         self.misses = 0
 
@@ -870,6 +907,19 @@ class _Runs:
             self._close(base)
             self.state.pop(base, None)
 
+    def _same_object(self, fx, lo: int, hi: int, other, oiv: tuple) -> tuple:
+        """The intervals of ``other`` that a refill by an access ``[lo, hi)``
+        through a base of family ``fx`` cannot evict: both are lines of one
+        object whose byte ranges span at most ``span`` together."""
+        fy = self.family(other)
+        if fy is None or fy[0] != fx[0]:
+            return ()
+        xlo, xhi = (lo, hi) if fx[1] is None else fx[1]
+        if fy[1] is None:                 # the argument itself: its intervals are its offsets
+            return symlines.near(oiv, xlo, xhi, self.span) if xhi - xlo <= self.span else ()
+        ylo, yhi = fy[1]
+        return oiv if max(xhi, yhi) - min(xlo, ylo) <= self.span else ()
+
     def refill_elsewhere(self) -> None:
         """A refill that may fall into any set: every symbolic line may go."""
         for base in list(self.open):
@@ -883,13 +933,26 @@ class _Runs:
         if exact and symlines.covered(iv, lo, hi):
             return True
         # A possible refill: lines of other bases, and of this base too far
-        # away to be provably in other sets, may be evicted.
-        for other in [k for k in self.open if k != base]:
-            self._close(other)
+        # away to be provably in other sets, may be evicted.  Lines of
+        # another base of the same object (an object fact) stay where both
+        # lie within a way's span of that object.
+        fx = self.family(base)
+        kept: dict[Any, tuple] = {}
+        for other in set(self.open) | set(self.state):
+            if other == base:
+                continue
+            oiv = self.state.get(other, ())
+            okeep = self._same_object(fx, lo, hi, other, oiv) if fx is not None and oiv else ()
+            if okeep != oiv or not oiv:
+                self._close(other)
+            if okeep:
+                kept[other] = okeep
         keep = symlines.near(iv, lo, hi, self.span) if hi - lo <= self.span else ()
         if keep != iv:
             self._close(base)
-        self.state = {base: keep} if keep else {}
+        if keep:
+            kept[base] = keep
+        self.state = kept
         run = self.open.get(base)
         if run is None:
             run = self.open[base] = (keep, [])
@@ -909,8 +972,29 @@ class _Runs:
         return tuple(sorted(self.state.items(), key=lambda kv: repr(kv[0])))
 
 
+def object_facts(image: Any, annotations: Any) -> tuple[dict[int, dict[int, int]], list[str]]:
+    """The ``[[object]]`` facts of ``annotations`` for ``analyse``: function
+    entry -> argument register -> object size; and the notes to report.
+    Every fact is trusted (the binary cannot show it), so each is reported;
+    a function not in the ELF is reported too (the fact is stale there)."""
+    out: dict[int, dict[int, int]] = {}
+    notes: list[str] = []
+    for fact in getattr(annotations, "objects", ()):
+        missing = [n for n in fact.functions if not image.has_symbol(n)]
+        for n in fact.functions:
+            if n in missing:
+                continue
+            regs = out.setdefault(image.symbol(n).addr, {})
+            regs[fact.register] = min(regs.get(fact.register, fact.size), fact.size)
+        notes.append("trusted: " + fact.describe())
+        if missing:
+            notes.append(f"{fact.origin}: no function {', '.join(missing)} in the ELF (fact unused there)")
+    return out, notes
+
+
 def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
-            entry_state: str = "auto", symbolic: bool = True) -> BlockCosts:
+            entry_state: str = "auto", symbolic: bool = True,
+            objects: dict[int, dict[int, int]] | None = None) -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
     first-miss penalties per loop entry, for the analysis of ``entry``.
 
@@ -925,6 +1009,6 @@ def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any
     thresholds = gc.get_threshold()
     gc.set_threshold(100_000, *thresholds[1:])
     try:
-        return _Analysis(program, entry, model, value_info, entry_state, symbolic).run()
+        return _Analysis(program, entry, model, value_info, entry_state, symbolic, objects).run()
     finally:
         gc.set_threshold(*thresholds)
