@@ -406,3 +406,67 @@ def test_stack_in_a_shared_context_is_relative_to_its_entry_sp(tmp_path: Path) -
         valueanalysis.ValueInfo.__init__ = orig
     _trace, seen = _observed(elf, "entry", "u54")
     assert seen <= on.results[0].bound < off.results[0].bound
+
+
+MERGED = """
+    .data
+    .balign 64
+args: .dword 0, 0, 0, 0
+    .bss
+    .balign 4096
+arena: .space 65536
+    .text
+    .globl main
+main:
+    ret
+    .globl pick
+pick:                       # a5 = cond ? a0 : a1, each read before the merge;
+    beqz a2, 1f             # a4 = cond ? a0 : a pointer loaded (not read)
+    ld   t0, 0(a0)
+    mv   a5, a0
+    mv   a4, a0
+    j    2f
+1:  la   t3, args           # (a known-address load first: it may evict any line)
+    ld   a4, 24(t3)
+    ld   t0, 0(a1)
+    mv   a5, a1
+2:  ld   t1, 0(a5)
+    ld   t2, 0(a4)
+    ret
+    .globl run
+run:
+    addi sp, sp, -16
+    sd   ra, 0(sp)
+    la   t0, args
+    ld   a0, 0(t0)
+    ld   a1, 8(t0)
+    ld   a2, 16(t0)
+    call pick
+    ld   ra, 0(sp)
+    addi sp, sp, 16
+    ret
+"""
+
+
+@needs_cc
+def test_a_merged_pointer_keeps_the_lines_read_on_every_way_in(tmp_path: Path) -> None:
+    """At a merge block the value analysis names a register that holds
+    different pointers on the ways in (``("p", block, reg)``); the lines
+    each way read through its pointer are the merged name's.  A pointer
+    loaded on one way and not read before the merge gets nothing."""
+    from kairos.wcet.microarch import SYM
+    from kairos.wcet.emulator import load_elf
+    from kairos.wcet.trace import block_path, path_bound
+    elf = build(tmp_path, "merged", asm_src=MERGED)
+    an, res = _analyse(elf, "run")
+    f = an.program.function("pick")
+    ctx = next(c for c, g in an.program.contexts("run") if g.entry == f.entry)
+    merge = max(f.blocks)
+    cats = [c.data for c in res.costs.classification(ctx, merge) if c.data is not None]
+    assert cats == ["always-hit", SYM]
+    arena = load_elf(elf).symbols["arena"][0]
+    for cond in (0, 1):
+        args = (arena + 0x2000).to_bytes(8, "little") + (arena + 0x3000).to_bytes(8, "little") + \
+            cond.to_bytes(8, "little") + (arena + 0x4000).to_bytes(8, "little")
+        trace, obs = _observed(elf, "run", "u54", {"args": args})
+        assert obs <= path_bound(block_path(an.program, "run", trace), res.costs) <= res.bound

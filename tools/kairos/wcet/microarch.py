@@ -209,6 +209,10 @@ class _Analysis:
         self.objects = objects or {}
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self._families: dict[tuple[Context, Any], tuple | None] = {}
+        # Registers named at merge blocks, with their value on each way in
+        # (``ValueInfo.merged``): their symbolic lines are carried over the
+        # edge (``through_merge``).
+        self.merged = getattr(value_info, "merged", None) if symbolic else None
         self.levels: tuple[CacheLevel, ...] = m.caches
         self.fetch_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "fetch"]
         self._fetch_plan = [(k, self.levels[k].config.line, self.levels[k].miss_penalty) for k in self.fetch_levels]
@@ -504,6 +508,36 @@ class _Analysis:
                 return lk
         return None
 
+    def through_merge(self, i: int, t: int, st: AnalysisState) -> AnalysisState:
+        """The state on the edge from node ``i`` into a merge block ``t``:
+        each register the merge names, ``("p", t, r)``, holds on this edge
+        the value it had at the end of the predecessor block; when that is
+        a symbolic base plus a constant, the base's cached lines are the new
+        name's (the same bytes).  Otherwise the name starts with no lines
+        (it is a new value)."""
+        tctx, tb = self.nodes[t]
+        phis = self.merged(self.ctx_func[tctx].entry, tb)
+        if not phis:
+            return st
+        src = self.edge_src.get((i, t))
+        orig = dict(st.symbolic)
+        sym = dict(orig)
+        for r, incoming in phis.items():
+            key = (tctx, ("p", tb, r))
+            val = incoming.get(src) if src is not None else None
+            iv: tuple = ()
+            if val is not None and isinstance(val[0], tuple) and val[1] == val[2]:
+                have = orig.get((tctx, val[0]))
+                if have:
+                    iv = tuple((a - val[1], b - val[1]) for a, b in have)
+            if iv:
+                sym[key] = iv
+            else:
+                sym.pop(key, None)
+        if sym == orig:
+            return st
+        return st._replace(symbolic=tuple(sorted(sym.items(), key=lambda kv: repr(kv[0]))))
+
     def family(self, key: tuple[Context, Any]):
         """For a symbolic base ``(context, kind)`` covered by an object fact:
         ``(root, extent)``, ``root`` being the argument's base and
@@ -549,8 +583,9 @@ class _Analysis:
             if state.symbolic:
                 # On entry to the function its arguments are new values, and
                 # an address derived from one in an earlier call is no longer
-                # related to the new one.
-                runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
+                # related to the new one.  A merge block's names are new
+                # values too (renamed on the edges when ``merged`` is known).
+                runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start and self.merged is None
                                                      or start == fentry and (k[1][0] == "a"
                                                                              or self.family(k) is not None)))
         last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
@@ -761,6 +796,8 @@ class _Analysis:
                     for kind, key in al:
                         if kind is not LoopEdge.ENTRY and key in loop_aged:
                             st = st.meet_must(loop_aged[key])
+                if self.merged is not None and st.symbolic:
+                    st = self.through_merge(i, t, st)
                 old = instate[t]
                 new = st if old is None else old.join(st)
                 if old is None or new != old:

@@ -111,6 +111,7 @@ class ValueInfo:
         # value, plus a constant) and an index the intervals cannot bound:
         # the argument register, for ``derived_from``.
         self._derived: dict[tuple[int, Kind], int] = {}
+        self._phis: dict[tuple[int, int], dict[int, dict[int, Val]]] = {}
         self._defs: dict[int, frozenset[int]] = {}
         slots = device_pointer_variables(self.image)
         #: Whether pointers of unknown value may be assumed to address
@@ -199,6 +200,14 @@ class ValueInfo:
         annotation states how far indexed accesses from it reach
         (``[[object]]``, docs/wcet.md "Data addresses")."""
         return self._derived.get((func_entry, kind))
+
+    def merged(self, func_entry: int, block: int) -> dict[int, dict[int, Val]]:
+        """The registers named ``("p", block, r)`` at a merge block, each
+        with its value at the end of every predecessor block (None:
+        unknown).  Values named by this block are the previous instance,
+        i.e. the same value when the register was not redefined on the way
+        round a loop."""
+        return self._phis.get((func_entry, block), {})
 
     def range(self, ctx: Context, instr_addr: int, func_entry: int | None = None) -> tuple[int, int] | None:
         if func_entry is None:
@@ -474,6 +483,8 @@ class ValueInfo:
                     new.pop(r, None)       # a 32-bit counter that may wrap
                     continue
                 new[r] = (kind, lo, hi)
+        phis: dict[int, dict[int, Val]] = {}
+        self._phis[(f.entry, t)] = phis
         if len(ins) > 1:
             # A register the join lost holds one value per entry into the
             # block: name it by the block.
@@ -481,6 +492,9 @@ class ValueInfo:
                 if 0 < r < 32:
                     kind = ("p", t, r)
                     new[r] = (kind, 0, 0)
+                    # What it is on each way in (``phis``), before older
+                    # instances of this block's names are dropped.
+                    phis[r] = {p: edge_out[(p, t)].get(r) for p in f.blocks[t].preds if (p, t) in edge_out}
                     # Every incoming value an argument or derived from it:
                     # so is the merged one.
                     roots = {None if (v := st.get(r)) is None or not is_symbolic(v[0]) else
