@@ -172,15 +172,16 @@ def random_program(draw):
     """A function that loads four pointers of unknown value from `ptrs`
     (patched per run to addresses in `arena`, chosen to collide in cache
     sets and to alias), then accesses through them, moves and reloads them,
-    touches a global and its stack, branches on loaded data, walks a
-    pointer, and passes one to a function that accesses through it."""
+    touches a global and its stack, branches on loaded data, selects one
+    of two pointers by a branch, walks a pointer, and passes one to a
+    function that accesses through it."""
     lines = ["    addi sp, sp, -48", "    sd ra, 0(sp)"] + [f"    sd {b}, {8 * i + 8}(sp)" for i, b in enumerate(BASES)]
     lines += ["    la t0, ptrs"] + [f"    ld {b}, {8 * i}(t0)" for i, b in enumerate(BASES)]
     n = draw(st.integers(5, 40))
     label = 0
     for _ in range(n):
         kind = draw(st.sampled_from(["ld", "sd", "lw", "sw", "lbu", "sb"] * 4 +
-                                    ["reload", "addi", "mv", "global", "branch", "walk", "call"]))
+                                    ["reload", "addi", "mv", "global", "branch", "select", "walk", "call"]))
         b = draw(st.sampled_from(BASES))
         if kind in ("ld", "sd", "lw", "sw", "lbu", "sb"):
             w = {"ld": 8, "sd": 8, "lw": 4, "sw": 4, "lbu": 1, "sb": 1}[kind]
@@ -201,6 +202,14 @@ def random_program(draw):
             label += 1
             lines.append(f"    lbu t4, {draw(st.integers(0, 63))}({b})\n    beqz t4, 1{label}f")
             lines.append(f"    sd t2, {8 * draw(st.integers(0, 20))}({draw(st.sampled_from(BASES))})")
+            lines.append(f"1{label}:")
+        elif kind == "select":
+            # b holds one of two pointers after the label (a merge block's
+            # name: each way's lines carry over, microarch.through_merge)
+            label += 1
+            other = draw(st.sampled_from(BASES))
+            lines.append(f"    lbu t4, {draw(st.integers(0, 63))}({other})\n    beqz t4, 1{label}f")
+            lines.append(f"    addi {b}, {other}, {8 * draw(st.integers(-4, 4))}")
             lines.append(f"1{label}:")
         elif kind == "walk":
             label += 1
