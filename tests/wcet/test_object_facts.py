@@ -21,7 +21,7 @@ LINE = 64
 # the header again, the slot again.  chase(obj): the same through a pointer
 # loaded from memory (not an index: the fact says nothing about it).
 # spread(obj, i): the slot at obj + 96 + 4096 * i (annotated size too large
-# for one way).
+# for one way).  zext(obj, i): a slot at obj + 96 + 8 * i, only 8-aligned (as its accesses).
 PROGRAM = """
     .data
     .balign 64
@@ -66,6 +66,16 @@ spread:
     sw   t1, 64(a0)
     sw   t0, 68(a0)
     ret
+    .globl zext
+zext:
+    lw   t0, 64(a0)
+    lw   t1, 68(a0)
+    slli a5, a1, 32
+    srli a5, a5, 29
+    add  a5, a5, a0
+    ld   t2, 96(a5)
+    ld   t3, 104(a5)
+    ret
     .globl run
 run:
     addi sp, sp, -16
@@ -81,6 +91,10 @@ run:
     ld   a0, 0(t0)
     ld   a1, 8(t0)
     call spread
+    la   t0, args
+    ld   a0, 0(t0)
+    ld   a1, 8(t0)
+    call zext
     ld   ra, 0(sp)
     addi sp, sp, 16
     ret
@@ -93,7 +107,7 @@ def _facts(text: str) -> annotations.Annotations:
 
 FACT = """
 [[object]]
-functions = ["touch", "chase", "spread"]
+functions = ["touch", "chase", "spread", "zext"]
 argument = 1
 size = "96 + 16 * 8"
 note = "test"
@@ -148,7 +162,7 @@ def test_the_fact_does_not_apply_where_it_must_not(tmp_path: Path) -> None:
     assert _header_rewrites(an, res, "spread") == [microarch.SYM, microarch.SYM]
     assert _header_rewrites(an, res, "touch") == [microarch.SYM, microarch.SYM]
     for text in (FACT.replace("argument = 1", "argument = 2"),
-                 FACT.replace('functions = ["touch", "chase", "spread"]', 'functions = ["chase"]')):
+                 FACT.replace('functions = ["touch", "chase", "spread", "zext"]', 'functions = ["chase"]')):
         an, res = _run(elf, _facts(text))
         assert _header_rewrites(an, res, "touch") == [microarch.SYM, microarch.SYM]
 
@@ -157,22 +171,57 @@ def test_the_fact_does_not_apply_where_it_must_not(tmp_path: Path) -> None:
 @pytest.mark.parametrize("model", ["u54", "u54-lru"])
 @pytest.mark.parametrize("index", [0, 7])
 def test_replay_never_above_the_bound(tmp_path: Path, model: str, index: int) -> None:
-    """The object 4 KiB-aligned plus 32 bytes (header and slot in different
-    lines), its slot at each end of the ring; the adversarial direct-mapped
-    replay included (test_symbolic_cache.adversarial)."""
+    """The object 64-byte aligned as the fact says, its slot at each end of
+    the ring, another pointer in the same sets; the adversarial
+    direct-mapped replay included (test_symbolic_cache.adversarial)."""
     from test_symbolic_cache import _observed
     from kairos.wcet import driver
     from kairos.wcet.emulator import load_elf
     from kairos.wcet.trace import block_path, path_bound
     elf = build(tmp_path, "objfact", asm_src=PROGRAM)
     arena = load_elf(elf).symbols["arena"][0]
-    obj = arena + 0x2000 + 32
-    other = arena + 0x3000 + 32                 # the same sets as the object
+    obj = arena + 0x2000
+    other = arena + 0x3000                      # the same sets as the object
     args = obj.to_bytes(8, "little") + index.to_bytes(8, "little") + other.to_bytes(8, "little")
-    an = driver.run(str(elf), ["run"], model_name=model, sp0="__stack_top", annotations=_facts(FACT))
+    an = driver.run(str(elf), ["run"], model_name=model, sp0="__stack_top", annotations=_facts(ALIGNED))
     res = an.results[0]
     trace, obs = _observed(elf, "run", model, {"args": args})
     assert obs <= path_bound(block_path(an.program, "run", trace), res.costs) <= res.bound
+
+
+ALIGNED = FACT.replace("argument = 1", "argument = 1\nalign = 64")
+
+
+def _block_costs(an, res, name: str) -> list[int]:
+    f = an.program.function(name)
+    return [res.costs.cost(ctx, b) for ctx, g in an.program.contexts("run") if g.entry == f.entry
+            for b in sorted(g.blocks)]
+
+
+@needs_cc
+def test_a_known_alignment_counts_the_lines_a_run_really_touches(tmp_path: Path) -> None:
+    """With the object 64-byte aligned, the header words 64/68 are one line
+    and the slot obj + 96 + 16 * i (16-aligned: the index is shifted by 4)
+    is one line; without it each pair may straddle a line boundary.  A
+    slot only as aligned as its accesses (zext: 8 * i) gains nothing."""
+    elf = build(tmp_path, "objfact", asm_src=PROGRAM)
+    an0, res0 = _run(elf, _facts(FACT))
+    an1, res1 = _run(elf, _facts(ALIGNED))
+    assert sum(_block_costs(an1, res1, "touch")) <= sum(_block_costs(an0, res0, "touch")) - 2 * 300
+    assert res1.bound <= res0.bound - 2 * 300
+    z0, z1 = _block_costs(an0, res0, "zext"), _block_costs(an1, res1, "zext")
+    # the header pair gains a line; the slot pair (8-aligned only) does not
+    assert sum(z1) == sum(z0) - 300
+
+
+def test_alignment_limits_the_positions_of_a_run() -> None:
+    assert cache.run_misses((), [(0, 8), (8, 8)], LINE) == 2
+    assert cache.run_misses((), [(0, 8), (8, 8)], LINE, (64, 0)) == 1
+    assert cache.run_misses((), [(0, 8), (8, 8)], LINE, (16, 0)) == 1
+    assert cache.run_misses((), [(0, 8), (8, 8)], LINE, (16, 8)) == 2
+    # an alignment no position of the accesses fits: every access counts
+    assert cache.run_misses((), [(4, 8)], LINE, (64, 0)) == 1
+    assert cache.run_misses((), [(4, 8), (12, 8)], LINE, (64, 0)) == 2
 
 
 def test_runs_keep_lines_of_one_object_only_within_a_way() -> None:
@@ -200,6 +249,7 @@ def test_runs_keep_lines_of_one_object_only_within_a_way() -> None:
     ('[[object]]\nfunctions = ["f"]\nargument = 1\n', "missing size"),
     ('[[object]]\nfunctions = ["f"]\nargument = 1\nsize = "n + 1"\n', "unknown parameter 'n'"),
     ('[[object]]\nfunctions = ["f"]\nargument = 1\nsize = 8\nbytes = 3\n', "unknown field(s) bytes"),
+    ('[[object]]\nfunctions = ["f"]\nargument = 1\nsize = 8\nalign = 48\n', "align must be a power of two"),
 ])
 def test_bad_object_facts_are_one_line_errors(text: str, msg: str) -> None:
     with pytest.raises(WcetError) as exc:

@@ -142,6 +142,7 @@ class ObjectFact:
     origin: str
     note: str = ""
     expression: str | None = None
+    align: int = 1                 # the argument is a multiple of this (a power of two)
 
     @property
     def register(self) -> int:
@@ -149,8 +150,9 @@ class ObjectFact:
 
     def describe(self) -> str:
         size = f"{self.expression} = {self.size}" if self.expression else str(self.size)
+        aligned = f", which is {self.align}-byte aligned" if self.align > 1 else ""
         return (f"{self.origin}: indexed accesses from argument {self.argument} of "
-                f"{', '.join(self.functions)} stay within its first {size} bytes")
+                f"{', '.join(self.functions)} stay within its first {size} bytes{aligned}")
 
 
 @dataclass
@@ -367,7 +369,7 @@ def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
         origin = f"{os.path.basename(path)} object #{i}"
         if not isinstance(ent, dict):
             raise WcetError(f"{origin}: must be a table")
-        extra = set(ent) - {"functions", "argument", "size", "note"}
+        extra = set(ent) - {"functions", "argument", "size", "note", "align"}
         if extra:
             raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
         missing = {"functions", "argument", "size"} - set(ent)
@@ -388,7 +390,10 @@ def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
             size = _int(ent["size"], "size", origin)
         if size < 1:
             raise WcetError(f"{origin}: size must be >= 1")
-        out.append(ObjectFact(tuple(fns), arg, size, origin, str(ent.get("note", "")), expression))
+        align = _int(ent.get("align", 1), "align", origin)
+        if align < 1 or align & (align - 1):
+            raise WcetError(f"{origin}: align must be a power of two")
+        out.append(ObjectFact(tuple(fns), arg, size, origin, str(ent.get("note", "")), expression, align))
     return out
 
 

@@ -111,6 +111,9 @@ class ValueInfo:
         # value, plus a constant) and an index the intervals cannot bound:
         # the argument register, for ``derived_from``.
         self._derived: dict[tuple[int, Kind], int] = {}
+        # For those defined by an ``add``: (offset of the argument operand,
+        # the index operand's register), for ``derived_operands``.
+        self._operands: dict[tuple[int, Kind], tuple[int, int]] = {}
         self._phis: dict[tuple[int, int], dict[int, dict[int, Val]]] = {}
         self._defs: dict[int, frozenset[int]] = {}
         slots = device_pointer_variables(self.image)
@@ -200,6 +203,12 @@ class ValueInfo:
         annotation states how far indexed accesses from it reach
         (``[[object]]``, docs/wcet.md "Data addresses")."""
         return self._derived.get((func_entry, kind))
+
+    def derived_operands(self, func_entry: int, kind: Kind) -> tuple[int, int] | None:
+        """For a base ``derived_from`` an argument by the ``add`` that
+        defines it: the constant added to the argument in the argument's
+        operand, and the register of the index operand."""
+        return self._operands.get((func_entry, kind))
 
     def merged(self, func_entry: int, block: int) -> dict[int, dict[int, Val]]:
         """The registers named ``("p", block, r)`` at a merge block, each
@@ -543,6 +552,7 @@ class ValueInfo:
         v: Val = None
         hull: tuple[int, int] | None = None
         root: int | None = None
+        operands: tuple[int, int] | None = None
         a = get(ins.rs1)
         b = get(ins.rs2) if ins.rs2 is not None else None
         if m == "lui":
@@ -567,6 +577,7 @@ class ValueInfo:
                 s_ = a if b is None else b
                 if is_symbolic(s_[0]) and s_[0][0] == "a" and s_[1] == s_[2]:
                     root = s_[0][1]         # an argument plus an index of no known value
+                    operands = (s_[1], ins.rs2 if b is None else ins.rs1)
             elif a is not None and b is not None:
                 if a[0] == "abs" and b[0] == "abs":
                     v = ("abs", a[1] + b[1], a[2] + b[2])
@@ -591,6 +602,7 @@ class ValueInfo:
                         v = (s_[0], s_[1] + o_[1], s_[2] + o_[2])
                     elif o_[0] == "abs" and s_[0][0] == "a" and s_[1] == s_[2]:
                         root = s_[0][1]     # an argument plus a wide index
+                        operands = (s_[1], ins.rs2 if s_ is a else ins.rs1)
                 if m == "addw" and v is not None and not (v[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
         elif m == "sub":
@@ -637,8 +649,10 @@ class ValueInfo:
                 self._hull[(f.entry, kind)] = hull
             if root is not None:
                 self._derived[(f.entry, kind)] = root
+                self._operands[(f.entry, kind)] = operands
             else:
                 self._derived.pop((f.entry, kind), None)
+                self._operands.pop((f.entry, kind), None)
         for w in ins.writes:
             if w >= 32:
                 continue
