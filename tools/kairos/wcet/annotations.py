@@ -61,6 +61,13 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
     limit = true                   # a system limit below the code's own: also
                                    # applies where an automatic bound exists
 
+    [[object]]                     # a trusted fact about where accesses stay:
+    functions = ["merge_overlapping"]  # in these functions, every access
+    argument = 1                   # through argument 1 (a0) plus an index
+    size = "96 + 16 * max_refills" # touches bytes [0, size) of its object
+    align = 128                    # optional: the argument is a multiple of it
+    note = "why (a proof)"         # (docs/wcet.md "Data addresses")
+
 ``max`` is the maximum number of executions of the loop *header* per entry
 into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
 bottom (gcc's usual form) that is ``n``; with the test at the top it is
