@@ -255,3 +255,14 @@ def test_bad_object_facts_are_one_line_errors(text: str, msg: str) -> None:
     with pytest.raises(WcetError) as exc:
         annotations.parse(text, "facts.toml")
     assert msg in str(exc.value) and "\n" not in str(exc.value) and "facts.toml object #1" in str(exc.value)
+
+
+@needs_cc
+def test_a_fact_for_a_function_the_elf_lacks_is_reported(tmp_path: Path) -> None:
+    elf = build(tmp_path, "objfact", asm_src=PROGRAM)
+    an, _res = _run(elf, _facts(FACT.replace('"zext"]', '"zext", "gone"]')))
+    assert "facts.toml object #1: no function gone in the ELF (fact unused there)" in an.warnings
+    # switched off with the symbolic cache analysis: no fact is used or reported
+    from kairos.wcet import driver
+    off = driver.run(str(elf), ["run"], sp0="__stack_top", annotations=_facts(FACT), symbolic_cache=False)
+    assert not any(w.startswith("trusted:") for w in off.warnings)
