@@ -172,15 +172,16 @@ def random_program(draw):
     """A function that loads four pointers of unknown value from `ptrs`
     (patched per run to addresses in `arena`, chosen to collide in cache
     sets and to alias), then accesses through them, moves and reloads them,
-    touches a global and its stack, branches on loaded data, walks a
-    pointer, and passes one to a function that accesses through it."""
+    touches a global and its stack, branches on loaded data, selects one
+    of two pointers by a branch, walks a pointer, and passes one to a
+    function that accesses through it."""
     lines = ["    addi sp, sp, -48", "    sd ra, 0(sp)"] + [f"    sd {b}, {8 * i + 8}(sp)" for i, b in enumerate(BASES)]
     lines += ["    la t0, ptrs"] + [f"    ld {b}, {8 * i}(t0)" for i, b in enumerate(BASES)]
     n = draw(st.integers(5, 40))
     label = 0
     for _ in range(n):
         kind = draw(st.sampled_from(["ld", "sd", "lw", "sw", "lbu", "sb"] * 4 +
-                                    ["reload", "addi", "mv", "global", "branch", "walk", "call"]))
+                                    ["reload", "addi", "mv", "global", "branch", "select", "walk", "call"]))
         b = draw(st.sampled_from(BASES))
         if kind in ("ld", "sd", "lw", "sw", "lbu", "sb"):
             w = {"ld": 8, "sd": 8, "lw": 4, "sw": 4, "lbu": 1, "sb": 1}[kind]
@@ -201,6 +202,14 @@ def random_program(draw):
             label += 1
             lines.append(f"    lbu t4, {draw(st.integers(0, 63))}({b})\n    beqz t4, 1{label}f")
             lines.append(f"    sd t2, {8 * draw(st.integers(0, 20))}({draw(st.sampled_from(BASES))})")
+            lines.append(f"1{label}:")
+        elif kind == "select":
+            # b holds one of two pointers after the label (a merge block's
+            # name: each way's lines carry over, microarch.through_merge)
+            label += 1
+            other = draw(st.sampled_from(BASES))
+            lines.append(f"    lbu t4, {draw(st.integers(0, 63))}({other})\n    beqz t4, 1{label}f")
+            lines.append(f"    addi {b}, {other}, {8 * draw(st.integers(-4, 4))}")
             lines.append(f"1{label}:")
         elif kind == "walk":
             label += 1
@@ -406,3 +415,67 @@ def test_stack_in_a_shared_context_is_relative_to_its_entry_sp(tmp_path: Path) -
         valueanalysis.ValueInfo.__init__ = orig
     _trace, seen = _observed(elf, "entry", "u54")
     assert seen <= on.results[0].bound < off.results[0].bound
+
+
+MERGED = """
+    .data
+    .balign 64
+args: .dword 0, 0, 0, 0
+    .bss
+    .balign 4096
+arena: .space 65536
+    .text
+    .globl main
+main:
+    ret
+    .globl pick
+pick:                       # a5 = cond ? a0 : a1, each read before the merge;
+    beqz a2, 1f             # a4 = cond ? a0 : a pointer loaded (not read)
+    ld   t0, 0(a0)
+    mv   a5, a0
+    mv   a4, a0
+    j    2f
+1:  la   t3, args           # (a known-address load first: it may evict any line)
+    ld   a4, 24(t3)
+    ld   t0, 0(a1)
+    mv   a5, a1
+2:  ld   t1, 0(a5)
+    ld   t2, 0(a4)
+    ret
+    .globl run
+run:
+    addi sp, sp, -16
+    sd   ra, 0(sp)
+    la   t0, args
+    ld   a0, 0(t0)
+    ld   a1, 8(t0)
+    ld   a2, 16(t0)
+    call pick
+    ld   ra, 0(sp)
+    addi sp, sp, 16
+    ret
+"""
+
+
+@needs_cc
+def test_a_merged_pointer_keeps_the_lines_read_on_every_way_in(tmp_path: Path) -> None:
+    """At a merge block the value analysis names a register that holds
+    different pointers on the ways in (``("p", block, reg)``); the lines
+    each way read through its pointer are the merged name's.  A pointer
+    loaded on one way and not read before the merge gets nothing."""
+    from kairos.wcet.microarch import SYM
+    from kairos.wcet.emulator import load_elf
+    from kairos.wcet.trace import block_path, path_bound
+    elf = build(tmp_path, "merged", asm_src=MERGED)
+    an, res = _analyse(elf, "run")
+    f = an.program.function("pick")
+    ctx = next(c for c, g in an.program.contexts("run") if g.entry == f.entry)
+    merge = max(f.blocks)
+    cats = [c.data for c in res.costs.classification(ctx, merge) if c.data is not None]
+    assert cats == ["always-hit", SYM]
+    arena = load_elf(elf).symbols["arena"][0]
+    for cond in (0, 1):
+        args = (arena + 0x2000).to_bytes(8, "little") + (arena + 0x3000).to_bytes(8, "little") + \
+            cond.to_bytes(8, "little") + (arena + 0x4000).to_bytes(8, "little")
+        trace, obs = _observed(elf, "run", "u54", {"args": args})
+        assert obs <= path_bound(block_path(an.program, "run", trace), res.costs) <= res.bound

@@ -238,7 +238,9 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         from kairos.wcet import microarch
         from kairos.wcet import model as modelmod
         say("cache and pipeline analysis", 0.1)
-        costs = microarch.analyse(program, entry, modelmod.get_preset(model_name), values)
+        objects, notes = microarch.object_facts(image, annotations)
+        warnings.extend(notes)
+        costs = microarch.analyse(program, entry, modelmod.get_preset(model_name), values, objects=objects)
         cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
         pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
     resumed = [s for s in starts if s.kind != "entry"]

@@ -61,6 +61,13 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
     limit = true                   # a system limit below the code's own: also
                                    # applies where an automatic bound exists
 
+    [[object]]                     # a trusted fact about where accesses stay:
+    functions = ["merge_overlapping"]  # in these functions, every access
+    argument = 1                   # through argument 1 (a0) plus an index
+    size = "96 + 16 * max_refills" # touches bytes [0, size) of its object
+    align = 128                    # optional: the argument is a multiple of it
+    note = "why (a proof)"         # (docs/wcet.md "Data addresses")
+
 ``max`` is the maximum number of executions of the loop *header* per entry
 into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
 bottom (gcc's usual form) that is ``n``; with the test at the top it is
@@ -129,8 +136,36 @@ class LoopAnnotation:
 
 
 @dataclass
+class ObjectFact:
+    """``[[object]]``: in each of ``functions``, every access through an
+    address computed as argument ``argument`` (1 = a0) plus an index touches
+    bytes ``[0, size)`` of the object that argument points to.  A trusted
+    fact (the binary cannot show it), reported as such; ``note`` says why
+    it holds."""
+
+    functions: tuple[str, ...]
+    argument: int
+    size: int
+    origin: str
+    note: str = ""
+    expression: str | None = None
+    align: int = 1                 # the argument is a multiple of this (a power of two)
+
+    @property
+    def register(self) -> int:
+        return 9 + self.argument           # a0 = x10
+
+    def describe(self) -> str:
+        size = f"{self.expression} = {self.size}" if self.expression else str(self.size)
+        aligned = f", which is {self.align}-byte aligned" if self.align > 1 else ""
+        return (f"{self.origin}: indexed accesses from argument {self.argument} of "
+                f"{', '.join(self.functions)} stay within its first {size} bytes{aligned}")
+
+
+@dataclass
 class Annotations:
     loops: list[LoopAnnotation] = field(default_factory=list)
+    objects: list[ObjectFact] = field(default_factory=list)
     noreturn: set[str] = field(default_factory=set)
     preemption: set[str] = field(default_factory=set)
     constants: dict[str, int] = field(default_factory=dict)
@@ -140,6 +175,7 @@ class Annotations:
     def merge(self, other: "Annotations") -> None:
         self.parameters.update(other.parameters)
         self.loops.extend(other.loops)
+        self.objects.extend(other.objects)
         self.noreturn |= other.noreturn
         self.preemption |= other.preemption
         self.constants.update(other.constants)
@@ -235,7 +271,7 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
     ann = Annotations(paths=[path])
     ann.parameters = _parameters(data, path, params or {})
     values = {n: p.value for n, p in ann.parameters.items()}
-    known = {"loop", "noreturn", "constants", "preemption", "parameters"}
+    known = {"loop", "noreturn", "constants", "preemption", "parameters", "object"}
     for k in data:
         if k not in known:
             raise WcetError(f"{path}: unknown key {k!r} (expected one of {', '.join(sorted(known))})")
@@ -314,6 +350,7 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
             raise WcetError(f"{origin}: context must be a list of function names")
         la.context = tuple(ctx)
         ann.loops.append(la)
+    ann.objects = _objects(data, path, values)
     nr = data.get("noreturn", [])
     if not isinstance(nr, list) or not all(isinstance(x, str) for x in nr):
         raise WcetError(f"{path}: noreturn must be a list of function names")
@@ -328,6 +365,43 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
     for k, v in consts.items():
         ann.constants[k] = _int(v, f"constant {k}", base)
     return ann
+
+
+def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
+    objs = data.get("object", [])
+    if not isinstance(objs, list):
+        raise WcetError(f"{path}: 'object' must be an array of tables ([[object]])")
+    out = []
+    for i, ent in enumerate(objs, 1):
+        origin = f"{os.path.basename(path)} object #{i}"
+        if not isinstance(ent, dict):
+            raise WcetError(f"{origin}: must be a table")
+        extra = set(ent) - {"functions", "argument", "size", "note", "align"}
+        if extra:
+            raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
+        missing = {"functions", "argument", "size"} - set(ent)
+        if missing:
+            raise WcetError(f"{origin}: missing {', '.join(sorted(missing))}")
+        fns = ent["functions"]
+        if not isinstance(fns, list) or not fns or not all(isinstance(x, str) and x for x in fns):
+            raise WcetError(f"{origin}: functions must be a non-empty list of function names")
+        arg = _int(ent["argument"], "argument", origin)
+        if not 1 <= arg <= 8:
+            raise WcetError(f"{origin}: argument must be 1..8 (the n-th integer argument, in a0..a7)")
+        expression = None
+        if isinstance(ent["size"], str) and not ent["size"].strip().isdigit() \
+                and not ent["size"].strip().lower().startswith("0x"):
+            expression = ent["size"]
+            size = evaluate(expression, values, origin)
+        else:
+            size = _int(ent["size"], "size", origin)
+        if size < 1:
+            raise WcetError(f"{origin}: size must be >= 1")
+        align = _int(ent.get("align", 1), "align", origin)
+        if align < 1 or align & (align - 1):
+            raise WcetError(f"{origin}: align must be a power of two")
+        out.append(ObjectFact(tuple(fns), arg, size, origin, str(ent.get("note", "")), expression, align))
+    return out
 
 
 def load(path: str, params: dict[str, int] | None = None) -> Annotations:

@@ -425,18 +425,20 @@ def sym_join(x: SymState, y: SymState) -> SymState:
     return tuple(out)
 
 
-def run_misses(base_iv: Intervals, accesses, line: int) -> int:
+def run_misses(base_iv: Intervals, accesses, line: int, align: tuple[int, int] | None = None) -> int:
     """Worst number of misses of naturally aligned accesses ``(offset, width)``
     through one base, in order, when the lines of ``base_iv`` are cached at
     the start and nothing else evicts in between: the maximum over every
-    position of the base within its line that keeps all accesses aligned."""
+    position of the base within its line that keeps all accesses aligned
+    and, with ``align = (m, r)``, that is ``r`` modulo ``m`` (a known
+    alignment of the base)."""
     if not accesses:
         return 0
-    return _run_misses(tuple(base_iv), tuple(accesses), line)
+    return _run_misses(tuple(base_iv), tuple(accesses), line, align)
 
 
 @lru_cache(maxsize=65536)
-def _run_misses(base_iv: Intervals, accesses: tuple, line: int) -> int:
+def _run_misses(base_iv: Intervals, accesses: tuple, line: int, align: tuple[int, int] | None = None) -> int:
     # The positions allowed: base ≡ -offset (mod width) for every access
     # (widths are powers of two, so the widest one decides the granule).
     gran, res = 1, 0
@@ -448,8 +450,10 @@ def _run_misses(base_iv: Intervals, accesses: tuple, line: int) -> int:
             gran, res = w, r
         elif (res + o) % w:
             return len(accesses)
-    worst = 0
+    worst = -1
     for al in range(res, line, gran):
+        if align is not None and (al - align[1]) % align[0]:
+            continue
         have: set[int] = set()
         for a, b in base_iv:
             have.update(range((al + a) // line, (al + b - 1) // line + 1))
@@ -460,4 +464,6 @@ def _run_misses(base_iv: Intervals, accesses: tuple, line: int) -> int:
                 have.add(ln)
                 n += 1
         worst = max(worst, n)
-    return worst
+    # No position fits both the accesses and the alignment (a fact that
+    # contradicts the code): count every access.
+    return worst if worst >= 0 else len(accesses)

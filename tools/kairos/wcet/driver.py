@@ -140,8 +140,10 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     flattened = _share_contexts(views, specs, context_budget)
     say("value analysis", 0.1)
     values = ValueInfo(program, sp0=_stack_pointer(image, sp0), bounds=bounds)
+    objects, object_notes = microarch.object_facts(image, ann)
     entry = _EntryAnalysis(program, bounds, values, model, [image.symbol(s).addr for s in stop_at],
-                           symbolic_cache, infeasible_paths, infeasible_budget, arrays_in_bounds, say)
+                           symbolic_cache, infeasible_paths, infeasible_budget, arrays_in_bounds, say,
+                           objects)
     results = [entry.run(sp, views[sp.view], 0.15 + 0.85 * i / len(specs), len(specs))
                for i, sp in enumerate(specs)]
     say("done", 1.0)
@@ -153,6 +155,8 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         an.warnings.append("no DWARF variable information: pointers of unknown value may address devices, "
                            "so their accesses are not cached (as --no-symbolic-cache)")
     an.warnings.extend(bounds.unused_annotations())
+    if model is not None and symbolic_cache:
+        an.warnings.extend(object_notes)
     return an
 
 
@@ -216,13 +220,14 @@ class _EntryAnalysis:
     def __init__(self, program: Program, bounds: BoundAnalysis, values: ValueInfo, model: ProcessorModel | None,
                  stop_addrs: list[int], symbolic_cache: bool, infeasible_paths: bool,
                  infeasible_budget: float | None, arrays_in_bounds: bool,
-                 say: Callable[[str, float], None]) -> None:
+                 say: Callable[[str, float], None], objects: dict[int, dict[int, int]] | None = None) -> None:
         self.program, self.bounds, self.values, self.model = program, bounds, values, model
         self.stop_addrs = stop_addrs
         self.symbolic_cache = symbolic_cache
         self.infeasible_paths, self.infeasible_budget = infeasible_paths, infeasible_budget
         self.arrays_in_bounds = arrays_in_bounds
         self.say = say
+        self.objects = objects
         self.graphs = ipet.GraphCache()
         self._costs: dict[tuple[Program, str], microarch.BlockCosts] = {}
         self._facts: dict[Program, infeasible.ProgramFacts] = {}
@@ -232,7 +237,7 @@ class _EntryAnalysis:
         if key not in self._costs:
             self.say(f"{spec.text}: cache and pipeline analysis", progress)
             self._costs[key] = microarch.analyse(view, spec.symbol, self.model, self.values,
-                                                 symbolic=self.symbolic_cache)
+                                                 symbolic=self.symbolic_cache, objects=self.objects)
         return self._costs[key]
 
     def run(self, spec: EntrySpec, view: Program, base: float, n: int) -> EntryResult:

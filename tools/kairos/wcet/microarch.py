@@ -196,13 +196,27 @@ class _Access:
 
 class _Analysis:
     def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any,
-                 entry_state: str = "auto", symbolic: bool = True) -> None:
+                 entry_state: str = "auto", symbolic: bool = True,
+                 objects: dict[int, dict[int, tuple[int, int]]] | None = None) -> None:
         self.p = program
         self.entry = entry
         self.m = m
         self.rng = _range_fn(value_info)
         self.symbolic = getattr(value_info, "symbolic", None) if symbolic else None
         self.symbolic_defs = getattr(value_info, "symbolic_definitions", None) if symbolic else None
+        # Object facts (``[[object]]``): function entry -> argument register
+        # -> (bytes of its object that indexed accesses stay within, the
+        # argument's alignment).
+        self.objects = objects or {}
+        self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
+        self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
+        self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
+        self._def_blocks: dict[int, dict[int, BasicBlock]] = {}
+        self._families: dict[tuple[Context, Any], tuple | None] = {}
+        # Registers named at merge blocks, with their value on each way in
+        # (``ValueInfo.merged``): their symbolic lines are carried over the
+        # edge (``through_merge``).
+        self.merged = getattr(value_info, "merged", None) if symbolic else None
         self.levels: tuple[CacheLevel, ...] = m.caches
         self.fetch_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "fetch"]
         self._fetch_plan = [(k, self.levels[k].config.line, self.levels[k].miss_penalty) for k in self.fetch_levels]
@@ -498,6 +512,186 @@ class _Analysis:
                 return lk
         return None
 
+    def through_merge(self, i: int, t: int, st: AnalysisState) -> AnalysisState:
+        """The state on the edge from node ``i`` into a merge block ``t``:
+        each register the merge names, ``("p", t, r)``, holds on this edge
+        the value it had at the end of the predecessor block; when that is
+        a symbolic base plus a constant, the base's cached lines are the new
+        name's (the same bytes).  Otherwise the name starts with no lines
+        (it is a new value)."""
+        tctx, tb = self.nodes[t]
+        phis = self.merged(self.ctx_func[tctx].entry, tb)
+        if not phis:
+            return st
+        src = self.edge_src.get((i, t))
+        orig = dict(st.symbolic)
+        sym = dict(orig)
+        for r, incoming in phis.items():
+            key = (tctx, ("p", tb, r))
+            val = incoming.get(src) if src is not None else None
+            iv: tuple = ()
+            if val is not None and isinstance(val[0], tuple) and val[1] == val[2]:
+                have = orig.get((tctx, val[0]))
+                if have:
+                    iv = tuple((a - val[1], b - val[1]) for a, b in have)
+            if iv:
+                sym[key] = iv
+            else:
+                sym.pop(key, None)
+        if sym == orig:
+            return st
+        return st._replace(symbolic=tuple(sorted(sym.items(), key=lambda kv: repr(kv[0]))))
+
+    def family(self, key: tuple[Context, Any]):
+        """For a symbolic base ``(context, kind)`` covered by an object fact:
+        ``(root, extent)``, ``root`` being the argument's base and
+        ``extent`` None for the argument itself (its lines are at their
+        offsets) or the byte range ``(0, size)`` of the argument's object
+        where every line of a base derived from it by an index lies.  None
+        for other bases."""
+        if not self.objects:
+            return None
+        got = self._families.get(key, False)
+        if got is not False:
+            return got
+        ctx, kind = key
+        fe = self.ctx_func[ctx].entry
+        facts = self.objects.get(fe)
+        got = None
+        if facts and isinstance(kind, tuple):
+            if kind[0] == "a" and kind[1] in facts:
+                got = (key, None)
+            elif kind[0] in ("d", "p") and self.derived_from is not None:
+                r = self.derived_from(fe, kind)
+                if r is not None and r in facts:
+                    got = ((ctx, ("a", r)), (0, facts[r][0]))
+        self._families[key] = got
+        return got
+
+    def alignment(self, key: tuple[Context, Any]) -> tuple[int, int] | None:
+        """``(m, r)``: the base ``(context, kind)`` is ``r`` modulo ``m`` (a
+        power of two, at most a line), for an argument an object fact gives
+        an alignment, and for a base derived from it by an ``add`` whose
+        index operand's residue the instructions before it in its block
+        show (``_congruence``); None where nothing is known."""
+        got = self._aligns.get(key, False)
+        if got is not False:
+            return got
+        got = None
+        fam = self.family(key)
+        if fam is not None:
+            ctx, kind = key
+            fe = self.ctx_func[ctx].entry
+            line = self.levels[self.sym_level].config.line
+            size_align = self.objects[fe][fam[0][1][1]]
+            root = min(size_align[1], line)
+            if fam[1] is None:
+                got = (root, 0) if root > 1 else None
+            elif kind[0] == "d" and self.derived_operands is not None:
+                ops = self.derived_operands(fe, kind)
+                if ops is not None:
+                    m, r = self._congruence(fe, kind[1], ops[1], line)
+                    m = min(m, root)
+                    if m > 1:
+                        got = (m, (ops[0] + r) % m)
+            elif kind[0] == "p" and self.merged is not None:
+                self._aligns[key] = None        # a loop through this merge: nothing
+                got = self._merged_alignment(ctx, fe, kind)
+        self._aligns[key] = got
+        return got
+
+    def _merged_alignment(self, ctx: Context, fe: int, kind) -> tuple[int, int] | None:
+        """A merge block's name: the alignment every way in agrees on (its
+        own earlier instance, round a loop, adds only its offset)."""
+        incoming = self.merged(fe, kind[1]).get(kind[2])
+        if not incoming:
+            return None
+        parts = []
+        for val in incoming.values():
+            if val is None or not isinstance(val[0], tuple) or val[1] != val[2]:
+                return None
+            parts.append(val)
+        m = self.levels[self.sym_level].config.line
+        for val in parts:
+            if val[0] != kind:
+                a = self.alignment((ctx, val[0]))
+                if a is None:
+                    return None
+                m = min(m, a[0])
+        res = None
+        for val in parts:
+            if val[0] == kind:
+                if val[1] % m:
+                    return None
+                continue
+            a = self.alignment((ctx, val[0]))
+            r = (a[1] + val[1]) % m
+            if res is not None and r != res:
+                return None
+            res = r
+        return (m, res) if res is not None and m > 1 else None
+
+    def _congruence(self, fe: int, addr: int, reg: int, line: int) -> tuple[int, int]:
+        """``(m, r)``: register ``reg`` just before the instruction at
+        ``addr`` is ``r`` modulo ``m`` (a power of two at most ``line``),
+        from the instructions before it in its basic block; ``(1, 0)`` for
+        a value not computed there."""
+        blocks = self._def_blocks.get(fe)
+        if blocks is None:
+            blocks = self._def_blocks[fe] = {ins.addr: b for b in self.p.functions[fe].blocks.values()
+                                             for ins in b.instrs}
+        b = blocks.get(addr)
+        if b is None:
+            return (1, 0)
+        top = 1 << 64                       # moduli up to the register width
+        # The blocks run before: up a chain of single predecessors (whose
+        # end is this block's start on every way in), a few blocks deep.
+        chain = [b]
+        f = self.p.functions[fe]
+        while len(chain) < 6 and len(chain[-1].preds) == 1 and chain[-1].start != f.entry:
+            pred = f.blocks.get(next(iter(chain[-1].preds)))
+            if pred is None or pred in chain or pred.kind is not Term.FALLTHROUGH and pred.kind is not Term.BRANCH \
+                    and pred.kind is not Term.JUMP:
+                break
+            chain.append(pred)
+        cong: dict[int, tuple[int, int]] = {0: (top, 0)}
+        for ins in [i for blk in reversed(chain) for i in blk.instrs]:
+            if ins.addr == addr:
+                break
+            for w in ins.writes:
+                if w != ins.rd:
+                    cong.pop(w, None)
+            rd = ins.rd
+            if not rd or rd >= 32:
+                continue
+            mn = ins.mnemonic
+            src = cong.get(ins.rs1, (1, 0)) if ins.rs1 is not None else (top, 0)
+            if mn.endswith("w"):               # 32-bit results (sign-extended)
+                src = (min(src[0], 1 << 32), src[1] % min(src[0], 1 << 32))
+            val: tuple[int, int] = (1, 0)
+            if mn in ("addi", "addiw"):
+                val = (src[0], (src[1] + ins.imm) % src[0])
+            elif mn == "lui":
+                val = (top, ins.imm % top)
+            elif mn in ("add", "addw"):
+                o = cong.get(ins.rs2, (1, 0))
+                mm = min(src[0], o[0], (1 << 32) if mn == "addw" else top)
+                val = (mm, (src[1] + o[1]) % mm)
+            elif mn in ("slli", "slliw"):
+                mm = min((1 << 32) if mn == "slliw" else top, src[0] << ins.imm)
+                val = (mm, (src[1] << ins.imm) % mm)
+            elif mn in ("srli", "srliw", "srai", "sraiw"):
+                # The low bits of the result are bits imm.. of the source.
+                mm = max(1, src[0] >> ins.imm)
+                val = (mm, (src[1] >> ins.imm) % mm)
+            elif mn == "andi" and ins.imm > 0:
+                t = ins.imm & -ins.imm
+                val = (t, 0) if t >= src[0] else (src[0], (src[1] & ins.imm) % src[0])
+            cong[rd] = val
+        m, r = cong.get(reg, (1, 0))
+        m = min(m, line)
+        return (m, r % m)
+
     # -- transfer ------------------------------------------------------------
     def transfer(self, key: tuple[Context, int], state: AnalysisState, record: bool = False) -> BlockResult:
         """The state after block ``key`` and its cost in cycles; with
@@ -509,14 +703,20 @@ class _Analysis:
         pipe = PipeState.from_residual(state.pipeline)
         classes: list[Classification] | None = [] if record else None
         first_misses: list[FirstMiss] = []
-        runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span)
+        runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span, self.family,
+                     self.alignment)
         defs: frozenset[int] = frozenset()
         if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
             defs = self.symbolic_defs(fentry)
             if state.symbolic:
-                runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start
-                                                     or k[1][0] == "a" and start == fentry))
+                # On entry to the function its arguments are new values, and
+                # an address derived from one in an earlier call is no longer
+                # related to the new one.  A merge block's names are new
+                # values too (renamed on the edges when ``merged`` is known).
+                runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start and self.merged is None
+                                                     or start == fentry and (k[1][0] == "a"
+                                                                             or self.family(k) is not None)))
         last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
         for ins in b.instrs:
             ipen, icat = 0, AH
@@ -725,6 +925,8 @@ class _Analysis:
                     for kind, key in al:
                         if kind is not LoopEdge.ENTRY and key in loop_aged:
                             st = st.meet_must(loop_aged[key])
+                if self.merged is not None and st.symbolic:
+                    st = self.through_merge(i, t, st)
                 old = instate[t]
                 new = st if old is None else old.join(st)
                 if old is None or new != old:
@@ -852,23 +1054,38 @@ class _Runs:
     events that may evict its lines; its misses are counted at its end by
     ``cache.run_misses`` over every alignment of the base."""
 
-    def __init__(self, state, line: int, span: int) -> None:
+    def __init__(self, state, line: int, span: int, family=None, alignment=None) -> None:
         self.state: dict[Any, tuple] = dict(state)
         self.line = line
         self.span = span
+        self.family = family or (lambda base: None)
+        self.alignment = alignment or (lambda base: None)
         self.open: dict[Any, tuple[tuple, list[tuple[int, int]]]] = {}   # base -> (intervals at start, accesses)
         self.misses = 0
 
     def _close(self, base) -> None:
         run = self.open.pop(base, None)
         if run is not None:
-            self.misses += symlines.run_misses(run[0], run[1], self.line)
+            self.misses += symlines.run_misses(run[0], run[1], self.line, self.alignment(base))
 
     def kill(self, pred) -> None:
         """Forget the bases ``pred`` selects (their value was redefined)."""
         for base in [k for k in set(self.state) | set(self.open) if pred(k)]:
             self._close(base)
             self.state.pop(base, None)
+
+    def _same_object(self, fx, lo: int, hi: int, other, oiv: tuple) -> tuple:
+        """The intervals of ``other`` that a refill by an access ``[lo, hi)``
+        through a base of family ``fx`` cannot evict: both are lines of one
+        object whose byte ranges span at most ``span`` together."""
+        fy = self.family(other)
+        if fy is None or fy[0] != fx[0]:
+            return ()
+        xlo, xhi = (lo, hi) if fx[1] is None else fx[1]
+        if fy[1] is None:                 # the argument itself: its intervals are its offsets
+            return symlines.near(oiv, xlo, xhi, self.span) if xhi - xlo <= self.span else ()
+        ylo, yhi = fy[1]
+        return oiv if max(xhi, yhi) - min(xlo, ylo) <= self.span else ()
 
     def refill_elsewhere(self) -> None:
         """A refill that may fall into any set: every symbolic line may go."""
@@ -883,13 +1100,26 @@ class _Runs:
         if exact and symlines.covered(iv, lo, hi):
             return True
         # A possible refill: lines of other bases, and of this base too far
-        # away to be provably in other sets, may be evicted.
-        for other in [k for k in self.open if k != base]:
-            self._close(other)
+        # away to be provably in other sets, may be evicted.  Lines of
+        # another base of the same object (an object fact) stay where both
+        # lie within a way's span of that object.
+        fx = self.family(base)
+        kept: dict[Any, tuple] = {}
+        for other in set(self.open) | set(self.state):
+            if other == base:
+                continue
+            oiv = self.state.get(other, ())
+            okeep = self._same_object(fx, lo, hi, other, oiv) if fx is not None and oiv else ()
+            if okeep != oiv or not oiv:
+                self._close(other)
+            if okeep:
+                kept[other] = okeep
         keep = symlines.near(iv, lo, hi, self.span) if hi - lo <= self.span else ()
         if keep != iv:
             self._close(base)
-        self.state = {base: keep} if keep else {}
+        if keep:
+            kept[base] = keep
+        self.state = kept
         run = self.open.get(base)
         if run is None:
             run = self.open[base] = (keep, [])
@@ -909,8 +1139,31 @@ class _Runs:
         return tuple(sorted(self.state.items(), key=lambda kv: repr(kv[0])))
 
 
+def object_facts(image: Any, annotations: Any) -> tuple[dict[int, dict[int, tuple[int, int]]], list[str]]:
+    """The ``[[object]]`` facts of ``annotations`` for ``analyse``: function
+    entry -> argument register -> (object size, alignment); and the notes
+    to report.
+    Every fact is trusted (the binary cannot show it), so each is reported;
+    a function not in the ELF is reported too (the fact is stale there)."""
+    out: dict[int, dict[int, tuple[int, int]]] = {}
+    notes: list[str] = []
+    for fact in getattr(annotations, "objects", ()):
+        missing = [n for n in fact.functions if not image.has_symbol(n)]
+        for n in fact.functions:
+            if n in missing:
+                continue
+            regs = out.setdefault(image.symbol(n).addr, {})
+            size, align = regs.get(fact.register, (fact.size, fact.align))
+            regs[fact.register] = (min(size, fact.size), max(align, fact.align))
+        notes.append("trusted: " + fact.describe())
+        if missing:
+            notes.append(f"{fact.origin}: no function {', '.join(missing)} in the ELF (fact unused there)")
+    return out, notes
+
+
 def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
-            entry_state: str = "auto", symbolic: bool = True) -> BlockCosts:
+            entry_state: str = "auto", symbolic: bool = True,
+            objects: dict[int, dict[int, tuple[int, int]]] | None = None) -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
     first-miss penalties per loop entry, for the analysis of ``entry``.
 
@@ -925,6 +1178,6 @@ def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any
     thresholds = gc.get_threshold()
     gc.set_threshold(100_000, *thresholds[1:])
     try:
-        return _Analysis(program, entry, model, value_info, entry_state, symbolic).run()
+        return _Analysis(program, entry, model, value_info, entry_state, symbolic, objects).run()
     finally:
         gc.set_threshold(*thresholds)

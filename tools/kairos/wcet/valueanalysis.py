@@ -107,6 +107,14 @@ class ValueInfo:
         # Symbolic bases that are an absolute address plus a wide index:
         # their absolute range, for ``range``.
         self._hull: dict[tuple[int, Kind], tuple[int, int]] = {}
+        # Values named by an ``add`` of a function argument (at its entry
+        # value, plus a constant) and an index the intervals cannot bound:
+        # the argument register, for ``derived_from``.
+        self._derived: dict[tuple[int, Kind], int] = {}
+        # For those defined by an ``add``: (offset of the argument operand,
+        # the index operand's register), for ``derived_operands``.
+        self._operands: dict[tuple[int, Kind], tuple[int, int]] = {}
+        self._phis: dict[tuple[int, int], dict[int, dict[int, Val]]] = {}
         self._defs: dict[int, frozenset[int]] = {}
         slots = device_pointer_variables(self.image)
         #: Whether pointers of unknown value may be assumed to address
@@ -186,6 +194,29 @@ class ValueInfo:
                             if fe == func_entry and r is not None and is_symbolic(r.base) and r.base[0] == "d")
             self._defs[func_entry] = got
         return got
+
+    def derived_from(self, func_entry: int, kind: Kind) -> int | None:
+        """The argument register ``r`` if the symbolic base ``kind`` was
+        computed in that function as ``r`` (its value at the entry, plus a
+        constant) plus an index of unknown range; else None.  The cache
+        analysis relates such an address to the argument only where an
+        annotation states how far indexed accesses from it reach
+        (``[[object]]``, docs/wcet.md "Data addresses")."""
+        return self._derived.get((func_entry, kind))
+
+    def derived_operands(self, func_entry: int, kind: Kind) -> tuple[int, int] | None:
+        """For a base ``derived_from`` an argument by the ``add`` that
+        defines it: the constant added to the argument in the argument's
+        operand, and the register of the index operand."""
+        return self._operands.get((func_entry, kind))
+
+    def merged(self, func_entry: int, block: int) -> dict[int, dict[int, Val]]:
+        """The registers named ``("p", block, r)`` at a merge block, each
+        with its value at the end of every predecessor block (None:
+        unknown).  Values named by this block are the previous instance,
+        i.e. the same value when the register was not redefined on the way
+        round a loop."""
+        return self._phis.get((func_entry, block), {})
 
     def range(self, ctx: Context, instr_addr: int, func_entry: int | None = None) -> tuple[int, int] | None:
         if func_entry is None:
@@ -461,6 +492,8 @@ class ValueInfo:
                     new.pop(r, None)       # a 32-bit counter that may wrap
                     continue
                 new[r] = (kind, lo, hi)
+        phis: dict[int, dict[int, Val]] = {}
+        self._phis[(f.entry, t)] = phis
         if len(ins) > 1:
             # A register the join lost holds one value per entry into the
             # block: name it by the block.
@@ -468,6 +501,17 @@ class ValueInfo:
                 if 0 < r < 32:
                     kind = ("p", t, r)
                     new[r] = (kind, 0, 0)
+                    # What it is on each way in (``phis``), before older
+                    # instances of this block's names are dropped.
+                    phis[r] = {p: edge_out[(p, t)].get(r) for p in f.blocks[t].preds if (p, t) in edge_out}
+                    # Every incoming value an argument or derived from it:
+                    # so is the merged one.
+                    roots = {None if (v := st.get(r)) is None or not is_symbolic(v[0]) else
+                             v[0][1] if v[0][0] == "a" else self._derived.get((f.entry, v[0])) for st in ins}
+                    if len(roots) == 1 and None not in roots:
+                        self._derived[(f.entry, kind)] = roots.pop()
+                    else:
+                        self._derived.pop((f.entry, kind), None)
                     if any(st.get(r) is not None and (f.entry, st[r][0]) in self._device_kinds for st in ins):
                         self._device_kinds.add((f.entry, kind))
         return new
@@ -507,6 +551,8 @@ class ValueInfo:
         m = ins.mnemonic
         v: Val = None
         hull: tuple[int, int] | None = None
+        root: int | None = None
+        operands: tuple[int, int] | None = None
         a = get(ins.rs1)
         b = get(ins.rs2) if ins.rs2 is not None else None
         if m == "lui":
@@ -527,6 +573,11 @@ class ValueInfo:
                     v = o
                 elif other[0] == "abs":
                     v = ("obj", o[1] + other[1], o[1] + other[1])
+            elif m == "add" and (a is None) != (b is None) and ins.rs2 is not None:
+                s_ = a if b is None else b
+                if is_symbolic(s_[0]) and s_[0][0] == "a" and s_[1] == s_[2]:
+                    root = s_[0][1]         # an argument plus an index of no known value
+                    operands = (s_[1], ins.rs2 if b is None else ins.rs1)
             elif a is not None and b is not None:
                 if a[0] == "abs" and b[0] == "abs":
                     v = ("abs", a[1] + b[1], a[2] + b[2])
@@ -549,6 +600,9 @@ class ValueInfo:
                     s_, o_ = (a, b) if is_symbolic(a[0]) else (b, a)
                     if o_[0] == "abs" and o_[2] - o_[1] <= SYMBOLIC_WINDOW:
                         v = (s_[0], s_[1] + o_[1], s_[2] + o_[2])
+                    elif o_[0] == "abs" and s_[0][0] == "a" and s_[1] == s_[2]:
+                        root = s_[0][1]     # an argument plus a wide index
+                        operands = (s_[1], ins.rs2 if s_ is a else ins.rs1)
                 if m == "addw" and v is not None and not (v[0] == "abs" and -(1 << 31) <= v[1] and v[2] < (1 << 31)):
                     v = None
         elif m == "sub":
@@ -593,6 +647,12 @@ class ValueInfo:
                 self._device_kinds.add((f.entry, kind))
             if hull is not None:
                 self._hull[(f.entry, kind)] = hull
+            if root is not None:
+                self._derived[(f.entry, kind)] = root
+                self._operands[(f.entry, kind)] = operands
+            else:
+                self._derived.pop((f.entry, kind), None)
+                self._operands.pop((f.entry, kind), None)
         for w in ins.writes:
             if w >= 32:
                 continue
