@@ -67,6 +67,12 @@ void release_queue_remove(struct release_queue *q, struct tcb *t);
 /* Take the first entry (count > 0) out of the heap: its thread (now not
  * queued), or NULL if the entry was stale. */
 struct tcb *release_queue_take_first(struct release_queue *q);
+/* The first entry's thread (count > 0), or NULL if the entry is stale. */
+static inline struct tcb *release_queue_first(const struct release_queue *q) { return q->heap[0].tcb; }
+/* The first entry (count > 0, its thread queued) gets the new release time
+ * and the next insertion number: the order release_queue_take_first then
+ * release_queue_insert would give, with one sift instead of two. */
+void release_queue_requeue_first(struct release_queue *q, u64 time);
 /* sc's slot, if it has one (stale: its thread is not queued), leaves the
  * heap. */
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc);

@@ -140,6 +140,12 @@ struct tcb *release_queue_take_first(struct release_queue *q)
     return t;
 }
 
+void release_queue_requeue_first(struct release_queue *q, u64 time)
+{
+    struct release_entry *top = &q->heap[0];
+    sink(q, 0, time, q->next_seq++, top->sc, top->tcb);
+}
+
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc)
 {
     if (sc->release_pos != 0)
