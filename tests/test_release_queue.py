@@ -4,7 +4,9 @@ release.c is compiled natively with AddressSanitizer and UBSan together with
 tests/host/release_harness.c. Hypothesis drives it with random histories of
 insertions (release times from a small range, so that equal times are
 common), removals from anywhere (which leave a stale entry in the SC's slot),
-deletions of an SC's slot and takes of the first thread, and compares every
+deletions of an SC's slot, takes of the first thread and re-queues of the
+first thread with a new release time (the release loop's re-keying of a
+thread whose head moved), and compares every
 answer with a reference: seL4's release queue, a list sorted by release time
 in which a thread is queued behind every equal time (tcbReleaseEnqueue). The
 number of entries, stale ones included, is compared with a model of the
