@@ -4,7 +4,9 @@ release.c is compiled natively with AddressSanitizer and UBSan together with
 tests/host/release_harness.c. Hypothesis drives it with random histories of
 insertions (release times from a small range, so that equal times are
 common), removals from anywhere (which leave a stale entry in the SC's slot),
-deletions of an SC's slot and takes of the first thread, and compares every
+deletions of an SC's slot, takes of the first thread and re-queues of the
+first thread with a new release time (the release loop's re-keying of a
+thread whose head moved), and compares every
 answer with a reference: seL4's release queue, a list sorted by release time
 in which a thread is queued behind every equal time (tcbReleaseEnqueue). The
 number of entries, stale ones included, is compared with a model of the
@@ -96,12 +98,23 @@ class Slots:
             if live:
                 return
 
+    def requeue_first_thread(self, time: int) -> None:
+        """The stale entries before the first thread leave; its entry gets
+        the new key."""
+        while self.entries:
+            tid = min(self.entries, key=lambda i: self.entries[i][:2])
+            if self.entries[tid][2]:
+                self.insert(tid, time)
+                return
+            self.entries.pop(tid)
+
 
 ops = st.lists(st.one_of(
     st.tuples(st.just("I"), st.integers(0, 40), st.integers(0, 6)),
     st.tuples(st.just("R"), st.integers(0, 40), st.just(0)),
     st.tuples(st.just("P"), st.just(0), st.just(0)),
     st.tuples(st.just("F"), st.integers(0, 40), st.just(0)),
+    st.tuples(st.just("Q"), st.just(0), st.integers(0, 6)),
 ), min_size=1, max_size=300)
 
 
@@ -129,6 +142,17 @@ def test_heap_releases_in_sel4_order(harness: Path, history: list[tuple[str, int
             expected.append("refused" if ref.holds(tid) else "ok")
             if not ref.holds(tid):
                 slots.entries.pop(tid, None)
+        elif op == "Q":
+            # The release loop's re-queue of a thread whose head moved:
+            # seL4 takes it off the sorted list and queues it again.
+            commands.append(f"Q {time}")
+            slots.requeue_first_thread(time)
+            if ref.queue:
+                _, i = ref.queue.pop(0)
+                ref.insert(i, time)
+                expected.append(str(i))
+            else:
+                expected.append("refused")
         else:
             commands.append("P")
             slots.take_first_thread()

@@ -1,4 +1,4 @@
-/* The release queue's order: a binary min-heap of the runnable threads that
+/* The release queue's order: a 4-ary min-heap of the runnable threads that
  * wait for their scheduling context's next refill (docs/scheduling.md
  * "Release queue"; thread.c decides who goes in and when they leave).
  *
@@ -30,8 +30,17 @@
 #include <config.h>
 #include <object.h>
 
-#define RELEASE_QUEUE_LEVELS 8
-_Static_assert(CONFIG_MAX_SPORADIC_SCS <= (1u << RELEASE_QUEUE_LEVELS), "the heap's depth covers its capacity");
+/* Four children per node: half the levels of a binary heap. A sift pays a
+ * few cache lines per level (the entries it reads and writes are at
+ * indices the WCET analysis cannot know, and the moved entry's SC is a
+ * third object), and reading four adjacent children costs about what
+ * reading two does, so fewer levels is fewer misses (docs/wcet.md
+ * "Interrupt latency"). Slot i's children are 4i+1 .. 4i+4. */
+#define RELEASE_QUEUE_ARITY 4
+/* Levels below the root: 1 + 4 + 16 + 64 + 256 = 341 slots. */
+#define RELEASE_QUEUE_LEVELS 4
+_Static_assert(CONFIG_MAX_SPORADIC_SCS <= ((1u << (2 * (RELEASE_QUEUE_LEVELS + 1))) - 1) / 3,
+               "the heap's depth covers its capacity");
 
 struct release_entry {
     u64 time; /* the head refill's release time when the thread was queued */
@@ -41,7 +50,10 @@ struct release_entry {
 };
 
 struct release_queue {
-    struct release_entry heap[CONFIG_MAX_SPORADIC_SCS];
+    /* CONFIG_MAX_SPORADIC_SCS slots, then padding: a sift reads a node's
+     * four child slots together, and the last node's may run past the
+     * capacity (release.c sink). */
+    struct release_entry heap[CONFIG_MAX_SPORADIC_SCS + RELEASE_QUEUE_ARITY - 1];
     u32 count; /* entries, live or stale */
     u64 next_seq;
 };
@@ -55,6 +67,12 @@ void release_queue_remove(struct release_queue *q, struct tcb *t);
 /* Take the first entry (count > 0) out of the heap: its thread (now not
  * queued), or NULL if the entry was stale. */
 struct tcb *release_queue_take_first(struct release_queue *q);
+/* The first entry's thread (count > 0), or NULL if the entry is stale. */
+static inline struct tcb *release_queue_first(const struct release_queue *q) { return q->heap[0].tcb; }
+/* The first entry (count > 0, its thread queued) gets the new release time
+ * and the next insertion number: the order release_queue_take_first then
+ * release_queue_insert would give, with one sift instead of two. */
+void release_queue_requeue_first(struct release_queue *q, u64 time);
 /* sc's slot, if it has one (stale: its thread is not queued), leaves the
  * heap. */
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc);

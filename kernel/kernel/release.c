@@ -1,4 +1,4 @@
-/* The release queue's binary min-heap (release.h). */
+/* The release queue's 4-ary min-heap (release.h). */
 #include <release.h>
 
 static inline bool release_before(const struct release_entry *a, const struct release_entry *b)
@@ -6,54 +6,109 @@ static inline bool release_before(const struct release_entry *a, const struct re
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+/* Write e into slot i. The slot's address is computed from i here, not
+ * carried over from an earlier level: a pointer from the previous
+ * iteration of a sift loop would be an older value of a redefined address,
+ * which the WCET analysis cannot place (docs/wcet.md "Data addresses"). */
 static inline void place(struct release_queue *q, u32 i, struct release_entry e)
 {
     q->heap[i] = e;
     e.sc->release_pos = i + 1;
 }
 
-/* Put e at index i or above it: the entries on the way up that e comes
- * before move down one level each. */
-static void sift_up(struct release_queue *q, u32 i, struct release_entry e)
+/* All ones if key (ta, sa) comes before (tb, sb), else zero; computed
+ * without branches (see sink). */
+static ALWAYS_INLINE u64 before_mask(u64 ta, u64 sa, u64 tb, u64 sb)
+{
+    return -(u64)((ta < tb) | ((ta == tb) & (sa < sb)));
+}
+
+/* mask ? a : b, mask all ones or zero. */
+static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & mask); }
+
+/* Move the entries above slot i that key (time, seq) comes before down one
+ * level each; returns the slot where that key belongs (i if none moved).
+ * The key is passed by value so that it stays in registers across the
+ * stores (a key read through a pointer would be read again after each,
+ * one more line per level for the WCET analysis). Nothing is written at
+ * the returned slot: the caller places the entry there. */
+static u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
 {
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS && i > 0; level++) {
-        u32 parent = (i - 1) / 2;
-        if (!release_before(&e, &q->heap[parent]))
+        u32 parent = (i - 1) / RELEASE_QUEUE_ARITY;
+        struct release_entry p = q->heap[parent];
+        if (!before_mask(time, seq, p.time, p.seq))
             break;
-        place(q, i, q->heap[parent]);
+        place(q, i, p);
         i = parent;
     }
-    place(q, i, e);
+    return i;
 }
 
-/* Put e at index i or below it: the earlier child moves up while it comes
- * before e. */
-static void sift_down(struct release_queue *q, u32 i, struct release_entry e)
+/* The earliest child so far (its entry's words, and k its place among the
+ * children). */
+struct choice {
+    u64 time, seq, sc, tcb, k;
+};
+
+/* Child j of c (present if j < n) replaces the choice if it comes before
+ * it. Called with constant j, so each read is at a fixed offset from c. */
+static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry *c, u64 j, u64 n)
 {
-    for (u32 level = 0; level < RELEASE_QUEUE_LEVELS; level++) {
-        u32 child = 2 * i + 1;
-        if (child >= q->count)
-            break;
-        if (child + 1 < q->count && release_before(&q->heap[child + 1], &q->heap[child]))
-            child++;
-        if (!release_before(&q->heap[child], &e))
-            break;
-        place(q, i, q->heap[child]);
-        i = child;
-    }
-    place(q, i, e);
+    u64 m = before_mask(c[j].time, c[j].seq, ch->time, ch->seq) & -(u64)(n > j);
+    ch->time = pick(m, c[j].time, ch->time);
+    ch->seq = pick(m, c[j].seq, ch->seq);
+    ch->sc = pick(m, (u64)(word_t)c[j].sc, ch->sc);
+    ch->tcb = pick(m, (u64)(word_t)c[j].tcb, ch->tcb);
+    ch->k = pick(m, j, ch->k);
 }
 
-/* Put e, whose old entry was at index i, where its key belongs. */
+/* Put the entry (time, seq, sc, tcb) at slot i or below it: the earliest
+ * child moves up while it comes before the entry, which is passed in
+ * registers for the reason given at rise. A node's children are adjacent; each level reads all four
+ * (slots past count, up to the padding at the heap's end, are read and
+ * ignored) in one straight run with no branch, then chooses in registers.
+ * The WCET analysis charges the lines of an unknown address per basic
+ * block, so children read in separate branches would each pay a line of
+ * their own (docs/wcet.md "Interrupt latency"). */
+static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched_context *sc, struct tcb *tcb)
+{
+    u32 count = q->count;
+    for (u32 level = 0; level < RELEASE_QUEUE_LEVELS; level++) {
+        u32 first = RELEASE_QUEUE_ARITY * i + 1;
+        if (first >= count)
+            break;
+        const struct release_entry *c = &q->heap[first];
+        u64 n = count - first; /* children present, at least 1 */
+        struct choice ch = {c[0].time, c[0].seq, (u64)(word_t)c[0].sc, (u64)(word_t)c[0].tcb, 0};
+        consider(&ch, c, 1, n);
+        consider(&ch, c, 2, n);
+        consider(&ch, c, 3, n);
+        if (!before_mask(ch.time, ch.seq, time, seq))
+            break;
+        place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
+                                           (struct tcb *)(word_t)ch.tcb});
+        i = first + (u32)ch.k;
+    }
+    place(q, i, (struct release_entry){time, seq, sc, tcb});
+}
+
+/* Put e, whose old entry was at slot i, where its key belongs. The
+ * direction is decided first, on the parent, so that the code has a rise
+ * path and a sink path and no path through both (deciding by whether rise
+ * moved anything saves that one read, but the WCET analysis cannot tell
+ * that a rise that moved entries is never followed by a sink, and charged
+ * both). */
 static void sift(struct release_queue *q, u32 i, struct release_entry e)
 {
-    if (i > 0 && release_before(&e, &q->heap[(i - 1) / 2]))
-        sift_up(q, i, e);
+    if (i > 0 && before_mask(e.time, e.seq, q->heap[(i - 1) / RELEASE_QUEUE_ARITY].time,
+                             q->heap[(i - 1) / RELEASE_QUEUE_ARITY].seq))
+        place(q, rise(q, i, e.time, e.seq), e);
     else
-        sift_down(q, i, e);
+        sink(q, i, e.time, e.seq, e.sc, e.tcb);
 }
 
-/* The entry at index i leaves the heap: the last one fills the hole. */
+/* The entry at slot i leaves the heap: the last one fills the hole. */
 static void take_out(struct release_queue *q, u32 i)
 {
     q->heap[i].sc->release_pos = 0;
@@ -66,10 +121,12 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
 {
     struct release_entry e = {time, q->next_seq++, t->sc, t};
     t->in_release_queue = true;
-    if (t->sc->release_pos != 0)
+    if (t->sc->release_pos != 0) {
         sift(q, t->sc->release_pos - 1, e); /* reuse the SC's stale slot */
-    else
-        sift_up(q, q->count++, e);
+    } else {
+        u32 i = q->count++;
+        place(q, rise(q, i, e.time, e.seq), e);
+    }
 }
 
 void release_queue_remove(struct release_queue *q, struct tcb *t)
@@ -87,6 +144,12 @@ struct tcb *release_queue_take_first(struct release_queue *q)
     return t;
 }
 
+void release_queue_requeue_first(struct release_queue *q, u64 time)
+{
+    struct release_entry *top = &q->heap[0];
+    sink(q, 0, time, q->next_seq++, top->sc, top->tcb);
+}
+
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc)
 {
     if (sc->release_pos != 0)
@@ -99,7 +162,7 @@ const char *release_queue_violation(const struct release_queue *q)
         return "release queue: more entries than its capacity";
     for (u32 i = 0; i < q->count; i++) {
         const struct release_entry *e = &q->heap[i];
-        if (i > 0 && release_before(e, &q->heap[(i - 1) / 2]))
+        if (i > 0 && release_before(e, &q->heap[(i - 1) / RELEASE_QUEUE_ARITY]))
             return "release queue: an entry before its parent";
         if (e->sc->release_pos != i + 1)
             return "release queue: an SC's recorded slot";

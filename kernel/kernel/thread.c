@@ -557,20 +557,26 @@ void thread_forget(struct tcb *t)
  * (the pending interrupt, or that timer interrupt) goes on releasing. A
  * stale entry (its thread was taken out, release.h) just leaves the heap. A
  * thread whose SC's head moved after it was queued (the key is read at
- * insertion) goes back with its new release time. Out of line: the WCET
+ * insertion) goes back with its new release time, re-keyed in its slot. Out of line: the WCET
  * annotation bounds its loop by function name. */
 static NOINLINE void release_ready_threads(void)
 {
     struct sched_node *n = NODE;
     u32 k = 0;
     while (k < CONFIG_MAX_SPORADIC_SCS && release_due(n)) {
-        struct tcb *t = release_queue_take_first(&n->release);
-        if (t) {
+        struct tcb *t = release_queue_first(&n->release);
+        if (t && !refill_ready(t->sc, n->stamp)) {
+            /* Back with its new release time: re-keyed where it is (one
+             * sift; taking it out and queueing it again were two). */
             TRACE(TRACE_RELEASE, t, 0);
-            if (refill_ready(t->sc, n->stamp))
+            release_queue_requeue_first(&n->release, release_time(t));
+            TRACE(TRACE_THROTTLE, t, 0);
+        } else {
+            release_queue_take_first(&n->release);
+            if (t) {
+                TRACE(TRACE_RELEASE, t, 0);
                 ready_insert(t, false);
-            else
-                release_insert(t);
+            }
         }
         k++;
         if (preemption_point()) {

@@ -10,6 +10,9 @@
  *   P             take the first thread out, as the release loop does
  *                 (stale entries at the top leave first) -> "<id> <time>"
  *   F id          SC id is deleted: its slot goes        -> "ok"
+ *   Q time        the first thread (stale entries at the top leave
+ *                 first, as for P) goes back with a new release time, as
+ *                 the release loop re-queues one whose head moved -> "<id>"
  *   C             entries in the heap, live or stale     -> "<count>"
  *   V             the heap's invariants                  -> "ok" or the violation
  * A command the queue's preconditions forbid (a queued thread queued
@@ -58,6 +61,16 @@ int main(void)
             }
             release_queue_forget_sc(&q, &scs[id]);
             puts("ok");
+        } else if (sscanf(line, "Q %llu", &time) == 1) {
+            while (q.count != 0 && !release_queue_first(&q))
+                release_queue_take_first(&q);
+            if (q.count == 0) {
+                puts("refused");
+                continue;
+            }
+            struct tcb *t = release_queue_first(&q);
+            release_queue_requeue_first(&q, time);
+            printf("%ld\n", (long)(t - threads));
         } else if (line[0] == 'P') {
             struct tcb *t = NULL;
             u64 time = 0;
