@@ -302,7 +302,9 @@ bool endpoint_finalise(struct endpoint *ep)
         } else {
             thread_set_state(t, THREAD_INACTIVE); /* a fault message is not re-sent */
         }
-        if (preemption_point() && ep->queue.head)
+        /* Stopped even after the last waiter (as notification_finalise):
+         * the re-executed delete finds the queue empty. */
+        if (preemption_point())
             return false;
     }
 }
@@ -344,7 +346,9 @@ bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge)
         } else {
             thread_set_state(t, THREAD_INACTIVE);
         }
-        if (preemption_point() && next)
+        /* Stopped even after the last sender with the badge: the
+         * re-executed invocation finds none and returns. */
+        if (preemption_point())
             return true;
         t = next;
     }

@@ -146,7 +146,12 @@ static bool cancel_all_signals(struct notification *n)
         t->blocking_object = NULL;
         thread_set_state(t, THREAD_RESTART);
         thread_schedule(t);
-        if (preemption_point() && n->queue.head)
+        /* A pending interrupt stops the operation even when this was the
+         * last waiter: the re-executed delete then finds the notification
+         * idle and completes. Going on to complete it here would put the
+         * rest of the invocation (a TCB configure's later steps, say)
+         * between the interrupt and its handler. */
+        if (preemption_point())
             return false;
         if (!n->queue.head)
             return true;

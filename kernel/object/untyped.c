@@ -268,8 +268,10 @@ static struct syscall_error perform_untyped_retype(struct tcb *caller, const str
         /* At most (256 - 16) / 16 groups: the decode checked the first. */
         for (word_t n = 0; n < CONFIG_RETYPE_FAN_OUT_LIMIT / CONFIG_RETYPE_CHECK_CHUNK && checked < op->count;
              n++) {
-            if (preemption_point())
-                break;
+            if (preemption_point()) {
+                retype_record(caller, op, checked, 0, 0);
+                return preempted();
+            }
             word_t to = check_group_end(checked, op->count);
             if (first_full_slot(op->dest, checked, to) != to)
                 break;

@@ -211,6 +211,8 @@ word_t asid_first_free_pool(void);
  * ASID_POOL_ENTRIES if the pool is full. */
 word_t asid_pool_first_free(const struct asid_pool *pool, word_t base);
 void asid_register_pool(word_t pool_number, paddr_t pool);
+/* Check flavour only: a pool summary bit that disagrees with its group. */
+const char *asid_summary_violation(void);
 void asid_assign(word_t asid, paddr_t root);
 /* Free asid if it still names root (seL4's deleteASID). */
 void delete_asid(word_t asid, paddr_t root);
