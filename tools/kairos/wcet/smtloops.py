@@ -71,8 +71,8 @@ MAX_STEPS = 40_000
 CHECK_RLIMIT = 3_000_000
 CHECK_TIMEOUT_MS = 60_000
 #: z3 resource units per nominal second of a budget below (z3 4.x/5.x on
-#: the 2-core machine: about 1.6 million units per second of processor time).
-RLIMIT_PER_S = 1_500_000
+#: the 2-core machine: 2.4 to 3.1 million units per second of processor time).
+RLIMIT_PER_S = 2_500_000
 #: Budget of one loop's queries together, in nominal seconds (an answer that
 #: needs more is "cannot decide": the loop needs an annotation).  It is
 #: spent in z3 resource units (``RLIMIT_PER_S``) and encoding steps
