@@ -234,3 +234,23 @@ def test_clock_cut_failure_is_not_cached_on_disk(fixed_program, tmp_path, monkey
     assert 0 < before - q2.effort <= 200_000 + 1000
     assert smtloops.cached(("effort-cut",), lambda: None, q2) is None
     assert len(list(cache.rglob("*.json"))) == 1, "an effort-budget failure was not cached"
+
+
+def test_annotated_loop_is_checked_not_searched_twice(fixed_program) -> None:
+    """A loop with a `max` gets no solver search of its own: the check
+    searches up to the annotation and its proof gives the smaller bound
+    (fault_handle_reply copies at most 10 words; the annotation says 11)."""
+    from kairos.wcet import smtloops
+    from kairos.wcet.bounds import BoundAnalysis
+    ann = annmod.parse('[[loop]]\nfunction = "fault_handle_reply"\nloop = 1\nmax = 11\n', "f.toml")
+    ba = BoundAnalysis(fixed_program, ann)
+    fo, lp = _loop(fixed_program, "fault_handle_reply", 0)
+    calls = []
+    orig = smtloops.LoopQuery.bound
+    smtloops.LoopQuery.bound = lambda self, *a, **k: calls.append(1) or orig(self, *a, **k)
+    try:
+        b = ba.bound(fo, lp, ["fault_handle_reply"])
+    finally:
+        smtloops.LoopQuery.bound = orig
+    assert b.max == 10 and b.kind == "automatic" and "proved by z3: at most 10" in b.source, b
+    assert calls == [], "the solver searched the annotated loop besides checking it"
