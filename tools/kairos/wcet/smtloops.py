@@ -822,14 +822,20 @@ class LoopQuery:
         if self.loop.irreducible or self.loop.is_infinite:
             return "unknown", None
         for _ in self._tiers():
+            best: int | None = None
+            # as ``_bound_here``: the smallest bound over the exit-test sets
             for mod in self._choices():
                 try:
-                    b = self._search(mod, (), limit=claimed)
+                    b = self._search(mod, (), limit=best - 1 if best else claimed)
                 except (_Giveup, z3.Z3Exception):
                     continue
-                if b is not None and b <= claimed:
-                    self.prefix, self.memory = True, True
-                    return "proved", b
+                if b is not None and b <= (best - 1 if best else claimed):
+                    best = b
+                    if best == 1:
+                        break
+            if best is not None:
+                self.prefix, self.memory = True, True
+                return "proved", best
         return self._refute(claimed), None
 
     def _refute(self, claimed: int) -> str:
