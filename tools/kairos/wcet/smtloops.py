@@ -86,8 +86,9 @@ PARAMETER_BUDGET_S = 15.0
 #: Python, counted in the solver's deterministic currency).
 STEP_EFFORT = 1_000
 #: Processor time a budget may take, as a multiple of its nominal seconds,
-#: before the query gives up anyway.  A safety net only: such a failure
-#: depends on the machine and its load, so it is not cached on disk.
+#: before the query gives up anyway: a safety net for work the effort units
+#: undercount (building large memory terms).  It is this process's own
+#: processor time, which other processes' load does not take.
 SAFETY_FACTOR = 1.5
 #: Largest proven bound of another loop that is unrolled rather than
 #: summarised (its exit values then reach the loop being bounded).
@@ -404,8 +405,9 @@ class LoopQuery:
         self.deadline = time.process_time() + SAFETY_FACTOR * seconds
 
     def _check_time(self) -> None:
+        # processor time of this process: other processes' load does not
+        # consume it, so unlike a wall-clock stop this failure is cached
         if time.process_time() > self.deadline:
-            self.load_dependent = True
             raise _Giveup("time budget")
 
     def _limited_check(self, solver, *assumptions):
