@@ -199,3 +199,58 @@ def test_stale_anchor_is_reported_naming_the_annotation(fixed_program, tmp_path)
     ba = BoundAnalysis(fixed_program, ann)
     with pytest.raises(WcetError, match=r"stale\.toml: loop #1 .*stale anchor: fault_handle_reply has 2 loop"):
         ba._anchor_targets(ann.loops[0], fixed_program.function("fault_handle_reply"))
+
+
+def _hard_solver():
+    import z3
+    x, y, z = z3.BitVecs("x y z", 64)
+    s = z3.Solver()
+    s.add(x * y * z == 0x123456789ABCDEF1, x > 1, y > 1, z > 1, x * x + y == z * 3 + 7)
+    return s
+
+
+def test_clock_cut_failure_is_not_cached_on_disk(fixed_program, tmp_path, monkeypatch) -> None:
+    """A check the wall clock stops (a loaded machine) is load-dependent:
+    its failure stays in memory only; a failure of the effort budget (z3's
+    rlimit, the same on any load) is written to the disk cache."""
+    import z3
+    from kairos.wcet import smtloops
+    fo, lp = _loop(fixed_program, "fault_handle_reply", 0)
+    q = smtloops.LoopQuery(fixed_program, fo, lp)
+    monkeypatch.setattr(smtloops, "CHECK_TIMEOUT_MS", 1)
+    assert q._limited_check(_hard_solver()) == z3.unknown
+    assert q.load_dependent, "a wall-clock stop was not noticed"
+    assert smtloops.cached(("clock-cut",), lambda: None, q) is None
+    cache = tmp_path / "smt-cache"
+    assert not list(cache.rglob("*.json")), "a clock-cut failure was cached on disk"
+
+    monkeypatch.setattr(smtloops, "CHECK_TIMEOUT_MS", 600_000)
+    monkeypatch.setattr(smtloops, "CHECK_RLIMIT", 200_000)
+    q2 = smtloops.LoopQuery(fixed_program, fo, lp)
+    before = q2.effort
+    assert q2._limited_check(_hard_solver()) == z3.unknown
+    assert not q2.load_dependent, "an effort-limit stop was taken for a clock stop"
+    # z3's rlimit applies per check: one check spends at most its grant
+    assert 0 < before - q2.effort <= 200_000 + 1000
+    assert smtloops.cached(("effort-cut",), lambda: None, q2) is None
+    assert len(list(cache.rglob("*.json"))) == 1, "an effort-budget failure was not cached"
+
+
+def test_annotated_loop_is_checked_not_searched_twice(fixed_program) -> None:
+    """A loop with a `max` gets no solver search of its own: the check
+    searches up to the annotation and its proof gives the smaller bound
+    (fault_handle_reply copies at most 10 words; the annotation says 11)."""
+    from kairos.wcet import smtloops
+    from kairos.wcet.bounds import BoundAnalysis
+    ann = annmod.parse('[[loop]]\nfunction = "fault_handle_reply"\nloop = 1\nmax = 11\n', "f.toml")
+    ba = BoundAnalysis(fixed_program, ann)
+    fo, lp = _loop(fixed_program, "fault_handle_reply", 0)
+    calls = []
+    orig = smtloops.LoopQuery.bound
+    smtloops.LoopQuery.bound = lambda self, *a, **k: calls.append(1) or orig(self, *a, **k)
+    try:
+        b = ba.bound(fo, lp, ["fault_handle_reply"])
+    finally:
+        smtloops.LoopQuery.bound = orig
+    assert b.max == 10 and b.kind == "automatic" and "proved by z3: at most 10" in b.source, b
+    assert calls == [], "the solver searched the annotated loop besides checking it"

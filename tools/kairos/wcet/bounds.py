@@ -225,6 +225,7 @@ class BoundAnalysis:
         self.ann = annotations or Annotations()
         self._consts: dict[int, dict[int, dict[int, int]]] = {}
         self._auto: dict[tuple[int, int], LoopBound | None] = {}
+        self._cheap: dict[tuple[int, int], LoopBound | None] = {}
         self._ctx_consts: dict[tuple[int, tuple[int, ...]], dict[int, dict[int, int]]] = {}
         self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
         self._absexec_cache: dict[tuple, dict[int, int]] = {}
@@ -236,6 +237,8 @@ class BoundAnalysis:
         for name, val in self.ann.constants.items():
             self._const_addrs[self.image.symbol(name).addr] = val
         self._verdicts: dict[tuple, str] = {}
+        #: the smallest bound a "proved" check found (<= the annotation's max)
+        self._proved: dict[tuple, int] = {}
         self._param_bounds: dict[tuple, LoopBound | None] = {}
         self._source_text = None
         #: use the SMT method (``--no-smt`` switches it off for comparison)
@@ -313,23 +316,38 @@ class BoundAnalysis:
 
     # -- automatic bound ---------------------------------------------------------
     def auto_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
+        """Context-free automatic bound: the methods without a solver, then
+        the solver (``smtloops``), then ``BOUND_PROVIDERS``."""
         key = (id(loop.func), loop.header)
         if key not in self._auto:
-            try:
-                self._auto[key] = self._auto_bound(forest, loop)
-            except _Cannot:
-                self._auto[key] = None
-            if self._auto[key] is None:
+            b = self.cheap_bound(forest, loop)
+            if b is None and self.smt:
+                b = self._smt_bound(forest, loop)
+            if b is None:
                 for prov in BOUND_PROVIDERS:
                     b = prov(self.program, forest, loop)
                     if b is not None:
-                        self._auto[key] = b
                         break
+            self._auto[key] = b
         return self._auto[key]
 
-    def auto_bound_in_context(self, forest: LoopForest, loop: Loop, ctx: tuple[int, ...]) -> LoopBound | None:
-        """Automatic bound using constant arguments along the call string."""
-        b = self.auto_bound(forest, loop)
+    def cheap_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
+        """Context-free bound of the methods that need no solver (counted
+        loops, nests, abstract execution)."""
+        key = (id(loop.func), loop.header)
+        if key in self._auto and self._auto[key] is not None:
+            return self._auto[key]
+        if key not in self._cheap:
+            try:
+                self._cheap[key] = self._auto_bound(forest, loop)
+            except _Cannot:
+                self._cheap[key] = None
+        return self._cheap[key]
+
+    def cheap_bound_in_context(self, forest: LoopForest, loop: Loop, ctx: tuple[int, ...]) -> LoopBound | None:
+        """``cheap_bound``, else the same methods with the constant arguments
+        along the call string (no solver)."""
+        b = self.cheap_bound(forest, loop)
         if b is not None or not ctx:
             return b
         key = (id(loop.func), loop.header, ctx)
@@ -344,7 +362,15 @@ class BoundAnalysis:
                 self._auto_ctx[key] = None
         return self._auto_ctx[key]
 
+    def auto_bound_in_context(self, forest: LoopForest, loop: Loop, ctx: tuple[int, ...]) -> LoopBound | None:
+        """Automatic bound using constant arguments along the call string:
+        the cheap methods (in this context) before the solver."""
+        b = self.cheap_bound_in_context(forest, loop, ctx)
+        return b if b is not None else self.auto_bound(forest, loop)
+
     def _auto_bound(self, forest: LoopForest, loop: Loop, cin: dict | None = None) -> LoopBound | None:
+        """The methods without a solver, context-free or with the constants
+        ``cin`` of a calling context."""
         if loop.irreducible:
             return None          # several entry blocks: annotate
         b = self._auto_bound_flat(forest, loop, cin)
@@ -355,8 +381,6 @@ class BoundAnalysis:
                 b = None
         if b is None:
             b = self._absexec_bound(forest, loop, cin)
-        if b is None and cin is None and self.smt:
-            b = self._smt_bound(forest, loop)
         return b
 
     # -- SMT (smtloops) ------------------------------------------------------------
@@ -423,7 +447,7 @@ class BoundAnalysis:
         if loop.irreducible or loop.is_infinite:
             return None
         q, key = self._smt_query(forest, loop)
-        n = smtloops.cached(key + ("bound",), q.bound)
+        n = smtloops.cached(key + ("bound",), q.bound, q)
         return LoopBound(n, "auto: SMT (z3 bounded model checking of the binary)") if n else None
 
     def _source(self):
@@ -457,7 +481,7 @@ class BoundAnalysis:
             # which the code bytes do not cover: they are part of the key
             named = tuple(r for r in q.candidates() if accept(r))
             ans = smtloops.cached(key + ("parameter", la.parameter_value, named),
-                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named))
+                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named), q)
             if ans:
                 n, reg = ans
                 what = la.of or f"{cfgmod.reg_name(reg)} at loop entry"
@@ -484,7 +508,9 @@ class BoundAnalysis:
             v = "unknown"
         else:
             q, key = self._smt_query(forest, loop)
-            v = smtloops.cached(key + ("check", la.max), lambda: q.check(la.max))
+            v, n = smtloops.cached(key + ("check", la.max), lambda: list(q.check_bound(la.max)), q)
+            if v == "proved" and n is not None:
+                self._proved[vkey] = n
         self._verdicts[vkey] = v
         if v == "refuted":
             src = self.image.source_of(loop.header)
@@ -544,7 +570,7 @@ class BoundAnalysis:
         if pst is None:
             return None
         pivs, pinv, pinit = pst
-        pb = self._auto_bound(forest, parent, cin)
+        pb = self._auto_bound(forest, parent, cin) if cin is not None else self.auto_bound(forest, parent)
         if pb is None or pb.max > 4096:
             return None
         # straight chain of blocks from the parent's header to the inner preheader
@@ -703,10 +729,17 @@ class BoundAnalysis:
         pre = self._preemptible(loop)
         if pre is not None:
             return pre
-        auto = self.auto_bound_in_context(forest, loop, ctx)
         anns = self._annotations_for(loop, chain)
-        params = {id(la): self._parameter_bound(forest, loop, la)
-                  for la in anns if auto is None and la.parameter is not None}
+        auto = self.cheap_bound_in_context(forest, loop, ctx)
+        params: dict[int, LoopBound | None] = {}
+        if auto is None:
+            params = {id(la): self._parameter_bound(forest, loop, la) for la in anns if la.parameter is not None}
+            # The solver's own search only where no annotation gives a bound
+            # to try: a parameter's bound is never above it (the same model
+            # with one more constraint), and checking a `max` searches up to
+            # it, finding the smallest bound the proof allows (``_verdict``).
+            if not any(params.values()) and not any(la.max is not None and not la.limit for la in anns):
+                auto = self.auto_bound(forest, loop)
         for la in anns:
             if la.max is not None and not la.limit:
                 # a `max` next to `parameter` is checked against the bound the
@@ -728,8 +761,10 @@ class BoundAnalysis:
                 cands.append(LoopBound(la.max, self._label(la) + " (system limit)", kind="trusted"))
             elif la.max is not None:
                 proved = self._verdict(forest, loop, la, pb) == "proved"
-                cands.append(LoopBound(la.max, self._label(la) + (" (proved by z3)" if proved else " (trusted)"),
-                                       kind="automatic" if proved else "trusted"))
+                n = self._proved.get((id(la), id(loop.func), loop.header), la.max) if proved else la.max
+                how = " (trusted)" if not proved else " (proved by z3)" if n == la.max else \
+                    f" (proved by z3: at most {n})"
+                cands.append(LoopBound(n, self._label(la) + how, kind="automatic" if proved else "trusted"))
             for b in cands:
                 if best is None or b.max < best.max:
                     best = b

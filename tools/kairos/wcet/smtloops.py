@@ -66,20 +66,35 @@ MASK64 = (1 << 64) - 1
 MAX_UNROLL = 1024
 #: Largest number of (iteration x instruction) steps one query may encode.
 MAX_STEPS = 40_000
-#: Solver effort per check (z3's deterministic resource limit, about a
-#: second of processor time), and a wall-clock safety limit in milliseconds.
+#: Solver effort per check (z3's deterministic resource limit, about two
+#: seconds of processor time), and a wall-clock safety limit in milliseconds.
 CHECK_RLIMIT = 3_000_000
 CHECK_TIMEOUT_MS = 60_000
-#: Processor time one loop's queries may take together, seconds (an answer that
-#: needs longer is "cannot decide": the loop needs an annotation).
+#: z3 resource units per nominal second of a budget below (z3 4.x/5.x on
+#: the 2-core machine: 2.4 to 3.1 million units per second of processor time).
+RLIMIT_PER_S = 2_500_000
+#: Budget of one loop's queries together, in nominal seconds (an answer that
+#: needs more is "cannot decide": the loop needs an annotation).  It is
+#: spent in z3 resource units (``RLIMIT_PER_S``) and encoding steps
+#: (``STEP_EFFORT`` units each), which do not depend on the machine's load:
+#: a failure is then the same on an idle and on a loaded machine, and is
+#: cached on disk.
 LOOP_BUDGET_S = 5.0
 #: The same for a loop bounded from an annotated system parameter.
 PARAMETER_BUDGET_S = 15.0
+#: Effort units one encoded instruction costs (the encoding's own time, in
+#: Python, counted in the solver's deterministic currency).
+STEP_EFFORT = 1_000
+#: Processor time a budget may take, as a multiple of its nominal seconds,
+#: before the query gives up anyway: a safety net for work the effort units
+#: undercount (building large memory terms).  It is this process's own
+#: processor time, which other processes' load does not take.
+SAFETY_FACTOR = 1.5
 #: Largest proven bound of another loop that is unrolled rather than
 #: summarised (its exit values then reach the loop being bounded).
 UNROLL_KNOWN = 32
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-4"
+ENCODING_VERSION = "smtloops-5"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -209,7 +224,10 @@ class LoopQuery:
         self.exit_branches = sorted({a for a, _t in loop.exit_edges
                                      if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
         self.steps = 0
-        self.deadline = time.process_time() + LOOP_BUDGET_S
+        #: an answer was cut short by a clock (processor or wall), not by
+        #: the effort budget: it depends on the load, see ``cached``
+        self.load_dependent = False
+        self._budget(LOOP_BUDGET_S)
         #: proven header bounds of other loops of the function: those not
         #: around this loop are unrolled instead of summarised
         self.known_bounds = {h: n for h, n in (known_bounds or {}).items()
@@ -310,6 +328,7 @@ class LoopQuery:
 
     def _step(self, st: _State, ins: Instr, rel: frozenset[int]) -> None:
         self.steps += 1
+        self.effort -= STEP_EFFORT
         regs = st.regs
         m = ins.mnemonic
         c = ins.cls
@@ -375,9 +394,40 @@ class LoopQuery:
                     out.mem = self._fresh_mem()
         if self.steps > MAX_STEPS:
             raise _Giveup("formula too large")
+        if self.effort <= 0:
+            raise _Giveup("effort budget")
+        self._check_time()
+        return out
+
+    def _budget(self, seconds: float) -> None:
+        """Start a budget of ``seconds`` nominal seconds (see LOOP_BUDGET_S)."""
+        self.effort = int(seconds * RLIMIT_PER_S)
+        self.deadline = time.process_time() + SAFETY_FACTOR * seconds
+
+    def _check_time(self) -> None:
+        # processor time of this process: other processes' load does not
+        # consume it, so unlike a wall-clock stop this failure is cached
         if time.process_time() > self.deadline:
             raise _Giveup("time budget")
-        return out
+
+    def _limited_check(self, solver, *assumptions):
+        """``solver.check`` within the effort left; the effort used is
+        charged.  z3's ``rlimit`` applies to each check on its own (its
+        statistic ``rlimit count`` accumulates).  An ``unknown`` before the
+        check used its effort was stopped by the wall clock: load-dependent."""
+        if self.effort <= 0:
+            raise _Giveup("effort budget")
+        self._check_time()
+        used = _rlimit_used(solver)
+        grant = min(CHECK_RLIMIT, self.effort)
+        solver.set("rlimit", grant)
+        solver.set("timeout", CHECK_TIMEOUT_MS)        # wall clock: a safety net only
+        r = solver.check(*assumptions)
+        spent = _rlimit_used(solver) - used
+        self.effort -= spent
+        if r == z3.unknown and spent < grant:
+            self.load_dependent = True
+        return r
 
     def _succ_conds(self, bs: int, st: _State, modelled: set[int], rel: frozenset[int]) -> dict[int, object]:
         """Condition of each successor edge of block ``bs`` (ending in state
@@ -639,8 +689,7 @@ class LoopQuery:
         def extend(k: int) -> None:
             nonlocal st
             while len(lits) < k:
-                if time.process_time() > self.deadline:
-                    raise _Giveup("time budget")
+                self._check_time()
                 cont, st = self._iteration(st, rel, modelled)
                 a = z3.Bool(f"it{len(lits)}")
                 if cont is False:
@@ -651,14 +700,7 @@ class LoopQuery:
 
         def possible(k: int) -> bool | None:
             extend(k)
-            if time.process_time() > self.deadline:
-                raise _Giveup("time budget")
-            st_ = solver.statistics()
-            used = st_.get_key_value("rlimit count") if "rlimit count" in st_.keys() else 0
-            solver.set("rlimit", used + CHECK_RLIMIT)      # the limit counts from the solver's start
-            left = max(0.2, self.deadline - time.process_time())
-            solver.set("timeout", int(min(CHECK_TIMEOUT_MS, 3000 * left)))   # wall clock, for loaded machines
-            r = solver.check(*lits[:k])
+            r = self._limited_check(solver, *lits[:k])
             # unknown (the solver's effort limit) counts as possible: only a
             # proof that k back edges cannot happen is used, and a satisfiable
             # query (a model to build) is often the harder one
@@ -698,7 +740,7 @@ class LoopQuery:
 
     def _tiers(self, budget: float = LOOP_BUDGET_S):
         for self.prefix, self.memory, share in self.TIERS:
-            self.deadline = time.process_time() + share * budget
+            self._budget(share * budget)
             yield
         self.prefix, self.memory = True, True
 
@@ -763,49 +805,68 @@ class LoopQuery:
                         ) -> tuple[int, int] | None:
         """(bound, register) for the first candidate register that ``accept``s
         and gives a bound when its value at loop entry is at most ``maximum``."""
-        for r in self.candidates():
-            if accept is not None and not accept(r):
-                continue
-            # a stated fact is worth more effort than a guess (few loops have one)
-            b = self.bound([(r, maximum)], budget=PARAMETER_BUDGET_S)
+        regs = [r for r in self.candidates() if accept is None or accept(r)]
+        for r in regs:
+            # a stated fact is worth more effort than a guess (few loops have
+            # one); the candidates share the budget
+            b = self.bound([(r, maximum)], budget=PARAMETER_BUDGET_S / len(regs))
             if b is not None:
                 return b, r
         return None
 
     def check(self, claimed: int) -> str:
         """"proved", "refuted" or "unknown" for ``claimed`` header executions."""
+        return self.check_bound(claimed)[0]
+
+    def check_bound(self, claimed: int) -> tuple[str, int | None]:
+        """``check`` and, when proved, the smallest bound (<= ``claimed``)
+        the proof found: an annotated loop needs no separate ``bound``."""
         if self.loop.irreducible or self.loop.is_infinite:
-            return "unknown"
+            return "unknown", None
         for _ in self._tiers():
+            best: int | None = None
+            # as ``_bound_here``: the smallest bound over the exit-test sets
             for mod in self._choices():
                 try:
-                    b = self._search(mod, (), limit=claimed)
+                    b = self._search(mod, (), limit=best - 1 if best else claimed)
                 except (_Giveup, z3.Z3Exception):
                     continue
-                if b is not None and b <= claimed:
-                    self.prefix, self.memory = True, True
-                    return "proved"
+                if b is not None and b <= (best - 1 if best else claimed):
+                    best = b
+                    if best == 1:
+                        break
+            if best is not None:
+                self.prefix, self.memory = True, True
+                return "proved", best
+        return self._refute(claimed), None
+
+    def _refute(self, claimed: int) -> str:
         # refuted: even the model (a superset of the real executions) always
         # takes `claimed` back edges
-        self.deadline = time.process_time() + LOOP_BUDGET_S / 2
+        self._budget(LOOP_BUDGET_S / 2)
         try:
             self.prefix, self.memory = True, False
             mod = set(self.exit_branches)
             solver, st, rel = self._unroller(mod)
-            if solver.check() != z3.sat:
+            if self._limited_check(solver) != z3.sat:
                 return "unknown"
             conts = []
             for _ in range(claimed):
                 cont, st = self._iteration(st, rel, mod)
                 conts.append(cont)
             solver.add(z3.Not(z3.And([z3.BoolVal(c) if isinstance(c, bool) else c for c in conts])))
-            if solver.check() == z3.unsat:
+            if self._limited_check(solver) == z3.unsat:
                 return "refuted"
         except (_Giveup, z3.Z3Exception):
             pass
         finally:
             self.prefix, self.memory = True, True
         return "unknown"
+
+
+def _rlimit_used(solver) -> int:
+    st = solver.statistics()
+    return st.get_key_value("rlimit count") if "rlimit count" in st.keys() else 0
 
 
 def _frame_size(func) -> int:
@@ -941,11 +1002,28 @@ def code_key(program: Program, loop: Loop) -> bytes:
     return h.digest()
 
 
-def cached(parts: tuple, compute: Callable[[], object]) -> object:
+def _answer_version() -> tuple:
+    """What an answer depends on besides the query: the encoding, the
+    budgets a failure was obtained under and the solver (its effort units)."""
+    return (ENCODING_VERSION, LOOP_BUDGET_S, PARAMETER_BUDGET_S, RLIMIT_PER_S, CHECK_RLIMIT, MAX_STEPS,
+            STEP_EFFORT, MAX_UNROLL, UNROLL_KNOWN, z3.get_version_string())
+
+
+def _failure(val: object) -> bool:
+    """No bound, an undecided check, or (verdict, bound) with one."""
+    if isinstance(val, list) and val:
+        val = val[0]
+    return val is None or val == "unknown"
+
+
+def cached(parts: tuple, compute: Callable[[], object], query: "LoopQuery | None" = None) -> object:
     """Memo of a JSON-serialisable answer keyed by ``parts`` (include
     ``code_key``): in memory and on disk.  A missing or unwritable cache
-    directory only costs time."""
-    h = hashlib.sha256(repr((ENCODING_VERSION,) + parts).encode()).hexdigest()
+    directory only costs time.  A failure (None or "unknown") that
+    ``query`` got because a clock, not its effort budget, ran out is kept
+    in memory only: on disk it would make later runs repeat what the load of
+    this one decided."""
+    h = hashlib.sha256(repr(_answer_version() + parts).encode()).hexdigest()
     if h in _memo:
         return _memo[h]
     path = os.path.join(cache_dir(), h[:2], h + ".json")
@@ -958,6 +1036,8 @@ def cached(parts: tuple, compute: Callable[[], object]) -> object:
         pass
     val = compute()
     _memo[h] = val
+    if query is not None and query.load_dependent and _failure(val):
+        return val
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = path + f".{os.getpid()}.tmp"

@@ -332,7 +332,6 @@ class ValueInfo:
         for lp in forest.loops:
             if lp.irreducible:
                 continue
-            bound = self._loop_bound(forest, lp)
             defs: dict[int, list] = {}
             has_call = False
             for bs in lp.blocks:
@@ -342,16 +341,21 @@ class ValueInfo:
                         defs.setdefault(w, []).append((bs, ins))
                 if blk.kind in (Term.CALL, Term.TAILCALL):
                     has_call = True
-            ivs: dict[int, tuple[int, int]] = {}
+            steps: dict[int, tuple[int, bool]] = {}
+            for r, dl in defs.items():
+                if len(dl) != 1 or r >= 32 or (has_call and r in CALLER_SAVED):
+                    continue
+                bs, ins = dl[0]
+                if forest.innermost.get(bs) is not lp:
+                    continue
+                if ins.mnemonic in ("addi", "addiw") and ins.rd == r and ins.rs1 == r and ins.imm != 0:
+                    steps[r] = (ins.imm, ins.mnemonic == "addiw")
+            # the bound is only used to limit such a register's range: a loop
+            # without one costs no bound (for many, the solver's work)
+            bound = self._loop_bound(forest, lp) if steps else None
+            ivs: dict[int, tuple[int, int, bool]] = {}
             if bound is not None:
-                for r, dl in defs.items():
-                    if len(dl) != 1 or r >= 32 or (has_call and r in CALLER_SAVED):
-                        continue
-                    bs, ins = dl[0]
-                    if forest.innermost.get(bs) is not lp:
-                        continue
-                    if ins.mnemonic in ("addi", "addiw") and ins.rd == r and ins.rs1 == r and ins.imm != 0:
-                        ivs[r] = (ins.imm, bound, ins.mnemonic == "addiw")
+                ivs = {r: (imm, bound, w) for r, (imm, w) in steps.items()}
             out[lp.header] = ({p for p, _ in lp.entry_edges}, ivs)
         return out
 
