@@ -26,10 +26,16 @@ def _decrementing_update(source: str) -> tuple[str, str]:
     """An edge's update function that counts a budget down, and the
     statement that does it: its range check is what keeps the budget from
     going below 0."""
+    # A value with branches is computed by a function of its own
+    # (ta_value_E_K, see kairos/ta/tatoc.py); the update calls it.
+    values = dict(re.findall(r"static int64_t (ta_value_\w+)\(const struct ta_state \*s\)\n\{\n(.*?)\n\}",
+                             source, re.S))
     for m in re.finditer(r"static void (ta_update_\d+)\(struct ta_state \*s\)\n\{\n(.*?)\n\}", source, re.S):
         for stmt in m.group(2).splitlines():
             k = re.search(r"s->v_budget\[(\d+)\] = w_;", stmt)
-            if k and f"(int64_t)s->v_budget[{k.group(1)}] - (int64_t)1" in stmt:
+            call = re.search(r"(ta_value_\w+)\(s\)", stmt)
+            value = values.get(call.group(1), "") if call else stmt
+            if k and f"(int64_t)s->v_budget[{k.group(1)}] - (int64_t)1" in value:
                 return m.group(1), stmt
     raise AssertionError("no budget-decrementing update in the generated code")
 
