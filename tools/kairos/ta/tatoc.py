@@ -47,6 +47,27 @@ class _Emitter:
     def __init__(self, net: FlatNetwork, prefix: str):
         self.net = net
         self.p = prefix
+        self.flat = False
+
+    def flat_expr(self, e: Expr | None) -> str | None:
+        """C for an expression without branches, or None if it can set
+        s->error (a checked index or a division), where evaluating both
+        sides would not be the same.
+
+        `&&`, `||` and `?:` become `&`, `|` and a select by mask over 0/1
+        values: the same value for an expression without side effects,
+        and straight-line code. CIL lowers each `&&`, `||`, `?:` into an
+        `if` with temporaries, and in a function that `assigns \\nothing`
+        every temporary's store was a goal of its own (86 for the
+        Scheduler's decision alone)."""
+        self.flat = True
+        try:
+            text = self.expr(e)
+        finally:
+            self.flat = False
+        if any(f"{self.p}_{h}(" in text for h in ("read", "div", "mod")):
+            return None
+        return text
 
     def expr(self, e: Expr | None) -> str:
         """C for a guard/update expression over the state `s`, evaluated in
@@ -81,6 +102,14 @@ class _Emitter:
                 return f"{self.p}_div(s, {self.expr(a)}, {self.expr(b)})"
             case Binary("%", a, b):
                 return f"{self.p}_mod(s, {self.expr(a)}, {self.expr(b)})"
+            case Binary("->", a, b) if self.flat:
+                return f"(int64_t)(({self.expr(a)} == 0) | ({self.expr(b)} != 0))"
+            case Binary(op, a, b) if self.flat and op in ("&&", "||"):
+                return f"(int64_t)(({self.expr(a)} != 0) {op[0]} ({self.expr(b)} != 0))"
+            case Cond(t, a, b) if self.flat:
+                # m_ is 0 or -1 (all ones): a where t holds, b elsewhere.
+                m = f"(-(int64_t)({self.expr(t)} != 0))"
+                return f"(({self.expr(a)} & {m}) | ({self.expr(b)} & ~{m}))"
             case Binary("->", a, b):
                 return f"(int64_t)(!{self.expr(a)} || {self.expr(b)})"
             case Binary(op, a, b) if op in ("&&", "||", "<", "<=", "==", "!=", ">=", ">"):
@@ -231,6 +260,8 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
     # proving it again after every guard evaluated.
     guards = [em.expr(e.guard) for e in net.edges]
     pure = not any(f"{P}_{h}(" in g for g in guards for h in ("read", "div", "mod"))
+    if pure:  # then without branches (see _Emitter.flat_expr)
+        guards = [em.flat_expr(e.guard) or "" for e in net.edges]
     c += [f"/*@ requires {P}_valid(s);"]
     c += ["    assigns \\nothing; */"] if pure else [
         f"    assigns s->error;", f"    {P.upper()}_ENSURES_VALID */"]
@@ -347,7 +378,9 @@ def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str, tag: str, values: list[
     cur = em.expr(u.target)
     value = em.expr(u.value)
     rhs = value if u.op == "=" else f"({cur} {u.op[0]} {value})"
-    if _BRANCHES.search(rhs) and not any(f"{P}_{h}(" in rhs for h in ("read", "div", "mod")):
+    flat = em.flat_expr(u.value) if _BRANCHES.search(rhs) else None
+    if flat is not None:
+        rhs = flat if u.op == "=" else f"({cur} {u.op[0]} {flat})"
         # Each field the value reads is loaded once, first, into a local:
         # one memory-access goal per field on a straight path, instead of
         # one per read on every branch CIL makes of the expression.
