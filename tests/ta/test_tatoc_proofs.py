@@ -34,8 +34,15 @@ def _decrementing_update(source: str) -> tuple[str, str]:
         for stmt in m.group(2).splitlines():
             k = re.search(r"s->v_budget\[(\d+)\] = w_;", stmt)
             call = re.search(r"(ta_value_\w+)\(s\)", stmt)
-            value = values.get(call.group(1), "") if call else stmt
-            if k and f"(int64_t)s->v_budget[{k.group(1)}] - (int64_t)1" in value:
+            if not k:
+                continue
+            budget = f"s->v_budget[{k.group(1)}]"
+            if call:  # the value function loads the budget into a local first
+                body = values.get(call.group(1), "")
+                local = re.search(rf"int64_t (r\d+_) = {re.escape(budget)};", body)
+                if local and f"{local.group(1)} - (int64_t)1" in body:
+                    return m.group(1), stmt
+            elif f"(int64_t){budget} - (int64_t)1" in stmt:
                 return m.group(1), stmt
     raise AssertionError("no budget-decrementing update in the generated code")
 
