@@ -87,8 +87,16 @@ def cmd_tatoc(args: argparse.Namespace) -> int:
         return 0
     from kairos.ta import prove
     source = Path(args.output) / f"{args.prefix}_sched.c"
+    functions = None
+    if args.prove_functions:
+        functions = [f for f in args.prove_functions.split(",") if f]
+        known = {name for name, _ in prove.functions_of(source)}
+        unknown = [f for f in functions if f not in known]
+        if unknown or not functions:
+            return _err(f"--prove-functions: no function '{unknown[0] if unknown else ''}' in {source}",
+                        "kairos tatoc")
     try:
-        result = prove.prove(source, timeout=args.prove_timeout, jobs=args.jobs)
+        result = prove.prove(source, timeout=args.prove_timeout, jobs=args.jobs, functions=functions)
     except prove.ProofSetupError as e:
         return _err(str(e), "kairos tatoc")
     for goal in result.unproved:
@@ -107,6 +115,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--prove", action="store_true",
                    help="then prove the code with Frama-C/WP (exit 1 unless every goal is proved)")
     t.add_argument("--prove-timeout", type=int, default=10, help="seconds per goal (default 10)")
+    t.add_argument("--prove-functions", metavar="F1,F2",
+                   help="prove only these functions of the generated file (default: every one)")
     t.add_argument("--jobs", type=int, default=2,
                    help="Frama-C processes run side by side, each on a share of the functions (default 2)")
     t.set_defaults(func=cmd_tatoc)

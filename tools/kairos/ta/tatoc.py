@@ -47,6 +47,27 @@ class _Emitter:
     def __init__(self, net: FlatNetwork, prefix: str):
         self.net = net
         self.p = prefix
+        self.flat = False
+
+    def flat_expr(self, e: Expr | None) -> str | None:
+        """C for an expression without branches, or None if it can set
+        s->error (a checked index or a division), where evaluating both
+        sides would not be the same.
+
+        `&&`, `||` and `?:` become `&`, `|` and a select by mask over 0/1
+        values: the same value for an expression without side effects,
+        and straight-line code. CIL lowers each `&&`, `||`, `?:` into an
+        `if` with temporaries, and in a function that `assigns \\nothing`
+        every temporary's store was a goal of its own (86 for the
+        Scheduler's decision alone)."""
+        self.flat = True
+        try:
+            text = self.expr(e)
+        finally:
+            self.flat = False
+        if any(f"{self.p}_{h}(" in text for h in ("read", "div", "mod")):
+            return None
+        return text
 
     def expr(self, e: Expr | None) -> str:
         """C for a guard/update expression over the state `s`, evaluated in
@@ -81,6 +102,14 @@ class _Emitter:
                 return f"{self.p}_div(s, {self.expr(a)}, {self.expr(b)})"
             case Binary("%", a, b):
                 return f"{self.p}_mod(s, {self.expr(a)}, {self.expr(b)})"
+            case Binary("->", a, b) if self.flat:
+                return f"(int64_t)(({self.expr(a)} == 0) | ({self.expr(b)} != 0))"
+            case Binary(op, a, b) if self.flat and op in ("&&", "||"):
+                return f"(int64_t)(({self.expr(a)} != 0) {op[0]} ({self.expr(b)} != 0))"
+            case Cond(t, a, b) if self.flat:
+                # m_ is 0 or -1 (all ones): a where t holds, b elsewhere.
+                m = f"(-(int64_t)({self.expr(t)} != 0))"
+                return f"(({self.expr(a)} & {m}) | ({self.expr(b)} & ~{m}))"
             case Binary("->", a, b):
                 return f"(int64_t)(!{self.expr(a)} || {self.expr(b)})"
             case Binary(op, a, b) if op in ("&&", "||", "<", "<=", "==", "!=", ">=", ">"):
@@ -231,6 +260,8 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
     # proving it again after every guard evaluated.
     guards = [em.expr(e.guard) for e in net.edges]
     pure = not any(f"{P}_{h}(" in g for g in guards for h in ("read", "div", "mod"))
+    if pure:  # then without branches (see _Emitter.flat_expr)
+        guards = [em.flat_expr(e.guard) or "" for e in net.edges]
     c += [f"/*@ requires {P}_valid(s);"]
     c += ["    assigns \\nothing; */"] if pure else [
         f"    assigns s->error;", f"    {P.upper()}_ENSURES_VALID */"]
@@ -243,12 +274,14 @@ def generate(net: FlatNetwork, prefix: str = "ta", max_steps: int = 64) -> Gener
     # (one switch over every edge's updates made goals too big for WP).
     updating = [e for e in net.edges if e.updates]
     for e in updating:
+        values: list[str] = []
+        body = ["    " + _assign_c(em, net, u, P, f"{e.ident}_{k}", values) for k, u in enumerate(e.updates)]
+        c += values
         c += [f"/* {e.text} */",
               f"/*@ requires {P}_valid(s);",
               f"    assigns {', '.join(_assigned(net, e))}, s->error;",
               f"    {P.upper()}_ENSURES_VALID */",
               f"static void {P}_update_{e.ident}(struct {P}_state *s)", "{"]
-        body = ["    " + _assign_c(em, net, u, P) for u in e.updates]
         checked = any("err_ =" in line for line in body)
         c += [f"    {P}_unfold(s);"] + (["    int32_t err_ = 0;"] if checked else []) + body
         if checked:  # the first error stays; stored unconditionally (see _assign_c)
@@ -322,9 +355,21 @@ def _drop_unused(text: str, P: str) -> str:
     return "\n".join(keep)
 
 
-def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str) -> str:
+_BRANCHES = re.compile(r"\?|&&|\|\|")
+
+
+def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str, tag: str, values: list[str]) -> str:
     """An update, written out so that the range check is in plain sight of
-    the prover: out of range sets the error and leaves the variable."""
+    the prover: out of range sets the error and leaves the variable.
+
+    A value with branches (`?:`, `&&`, `||`: CIL lowers each into an `if`)
+    that only reads the state is computed by a function of its own,
+    `P_value_TAG`, appended to `values`: `requires \\valid_read(s); assigns
+    \\nothing`, proved free of runtime errors on its own. The update then
+    sees its result as an unknown int64_t, and since the range check alone
+    decides what is stored, the invariant needs nothing more; inline, every
+    goal after the store carried every branch of the expression (the
+    Scheduler's decision over all servers took Qed 51 s on one goal)."""
     base = u.target.array if isinstance(u.target, Index) else u.target
     assert isinstance(base, Name)
     v = net.vars[base.ident]
@@ -333,6 +378,23 @@ def _assign_c(em: _Emitter, net: FlatNetwork, u, P: str) -> str:
     cur = em.expr(u.target)
     value = em.expr(u.value)
     rhs = value if u.op == "=" else f"({cur} {u.op[0]} {value})"
+    flat = em.flat_expr(u.value) if _BRANCHES.search(rhs) else None
+    if flat is not None:
+        rhs = flat if u.op == "=" else f"({cur} {u.op[0]} {flat})"
+        # Each field the value reads is loaded once, first, into a local:
+        # one memory-access goal per field on a straight path, instead of
+        # one per read on every branch CIL makes of the expression.
+        fields = list(dict.fromkeys(re.findall(r"s->v_\w+(?:\[\d+\])?", rhs)))
+        loads = []
+        for k, f in enumerate(fields):
+            loads.append(f"    int64_t r{k}_ = {f};")
+            rhs = rhs.replace(f"(int64_t){f}", f"r{k}_")
+        values += [f"/* The value an update of edge {tag.split('_')[0]} stores in {v.name}. */",
+                   "/*@ requires \\valid_read(s);",
+                   "    assigns \\nothing; */",
+                   f"static int64_t {P}_value_{tag}(const struct {P}_state *s)", "{",
+                   *loads, f"    return {rhs};", "}", ""]
+        rhs = f"{P}_value_{tag}(s)"
     # A store at a fixed place: the check decides the value stored, not
     # whether to store, and the error goes to a local (err_, stored once at
     # the end of the update function, see generate()). The memory is then one
