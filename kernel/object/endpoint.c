@@ -275,7 +275,7 @@ void endpoint_reorder(struct tcb *t)
 
 /* seL4's cancelAllIPC, preemptible (seL4 does it in one go): one O(1)
  * iteration per queued thread, each followed by a preemption point.
- * Returns false if it stopped with threads left. */
+ * Returns false if a pending interrupt stopped it. */
 bool endpoint_finalise(struct endpoint *ep)
 {
     /* One thread at a time from the head, each followed by a preemption

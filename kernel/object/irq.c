@@ -199,8 +199,8 @@ bool irq_handler_deleted(word_t irq)
 {
     cte_t *slot = &irq_slot[irq];
     /* seL4's deletingIRQHandler: the notification cap goes (finalising the
-     * notification if it was the last cap to it; that stops at a preemption
-     * point with waiters left, and the re-executed delete goes on). */
+     * notification if it was the last cap to it; a pending interrupt stops
+     * that at a preemption point, and the re-executed delete goes on). */
     if (!cap_is_null(slot->cap)) {
         if (cdt_is_final_cap(slot) && !notification_finalise(notification_from_cap(slot->cap)))
             return false;

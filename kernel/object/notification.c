@@ -125,7 +125,7 @@ void notification_reorder(struct tcb *t)
  * is preemptible, one waiter per step (waking one can cost a refill merge
  * and a release-queue walk): finalisation then reports itself preempted,
  * the cap stays, and the re-executed delete resumes with the waiters left.
- * Returns false if it stopped with waiters left. */
+ * Returns false if a pending interrupt stopped it. */
 static bool cancel_all_signals(struct notification *n)
 {
     if (n->state != NTFN_WAITING)
