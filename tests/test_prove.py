@@ -58,6 +58,16 @@ MUTATIONS = [
     ("refill", "kernel/refill.c", "sporadic_charge",
      "while (!single(sc) && refill_head(sc)->amount < min_budget) {",
      "while (refill_head(sc)->amount < min_budget) {"),
+    # merging the head into the next refill loses the head's amount: the
+    # amounts no longer add up to the budget (ring_sum's loop invariant fails)
+    ("refill", "kernel/refill.c", "merge_overlapping",
+     "        add_amount(sc, sc->refill_head, r.amount);\n        set_release(sc, sc->refill_head, r.release_time);",
+     "        set_release(sc, sc->refill_head, r.release_time);"),
+    # a round-robin charge adds all of `usage` to the tail though it took at
+    # most the head's amount off the head: the sum exceeds the budget
+    ("refill", "kernel/refill.c", "round_robin_charge",
+     "        add_amount(sc, tail_index(sc), used);",
+     "        add_amount(sc, tail_index(sc), usage);"),
     # removing a thread clears its priority's bit while the queue is not empty
     ("ready", "kernel/thread.c", "ready_remove",
      "    if (!n->ready_head[p])\n        ready_bitmap_clear(n, p);",
