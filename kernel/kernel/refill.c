@@ -36,6 +36,7 @@ static u32 tail_index(const struct sched_context *sc) { return refill_index_add(
     requires i < sc->refill_max && ring_off(sc, i) < sc->refill_count;
     assigns Refills(sc)[i].amount;
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[i].amount == a;
     ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[i].amount) + a; */
 static ALWAYS_INLINE void set_amount(struct sched_context *sc, u32 i, u64 a)
@@ -52,6 +53,7 @@ static ALWAYS_INLINE void set_amount(struct sched_context *sc, u32 i, u64 a)
     requires ring_sum(sc) + a <= UINT64_MAX;
     assigns Refills(sc)[i].amount;
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[i].amount == \old(Refills(sc)[i].amount) + a;
     ensures ring_sum(sc) == \old(ring_sum(sc)) + a; */
 static ALWAYS_INLINE void add_amount(struct sched_context *sc, u32 i, u64 a)
@@ -67,6 +69,7 @@ static ALWAYS_INLINE void add_amount(struct sched_context *sc, u32 i, u64 a)
     requires i < sc->refill_max;
     assigns Refills(sc)[i].release_time;
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[i].release_time == t;
     ensures ring_sum(sc) == \old(ring_sum(sc)); */
 static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
@@ -90,6 +93,7 @@ static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
 /*@ requires refill_invariant(sc) && sc->refill_head == 0 && sc->refill_count == 1;
     assigns Refills(sc)[0];
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[0].release_time == h.release_time && Refills(sc)[0].amount == h.amount;
     ensures ring_sum(sc) == h.amount; */
 static ALWAYS_INLINE void set_only(struct sched_context *sc, struct refill h)
@@ -122,6 +126,8 @@ static struct refill pop_head(struct sched_context *sc)
     assigns sc->refill_count, Refills(sc)[ring_slot(sc, sc->refill_count)];
     ensures ring_shape(sc) && sc->refill_count == \old(sc->refill_count) + 1;
     ensures sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures Refills(sc)[sc->refill_head].release_time == \old(Refills(sc)[sc->refill_head].release_time);
+    ensures Refills(sc)[sc->refill_head].amount == \old(Refills(sc)[sc->refill_head].amount);
     ensures ring_sum(sc) == \old(ring_sum(sc)) + r.amount; */
 static void add_tail(struct sched_context *sc, struct refill r)
 {
