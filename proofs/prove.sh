@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "${PROVE_ROOT:-$here/..}" && pwd)
 mkdir -p "${PROVE_OUT:-build/proofs}"
 out=$(cd "${PROVE_OUT:-build/proofs}" && pwd)
-timeout=10
+timeout=20
 provers=cvc4,z3
 
 if [ $# -eq 0 ]; then

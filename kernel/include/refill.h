@@ -111,7 +111,34 @@ static inline u32 refill_max_for_size(word_t size_bits)
   predicate refill_invariant(struct sched_context *sc) =
       ring_shape(sc) && ring_memory(sc, sc->refill_max) &&
       (sc->period == 0 ==> sc->refill_count <= 2);
+
+  // The sporadic-server sum, over ring slots rather than positions from
+  // the head: slot i (i < refill_max) is in use when its offset from the
+  // head is below refill_count. Advancing the head, appending at the tail
+  // or changing one slot's amount then changes one term of the sum, with
+  // no induction over the ring (docs/proofs.md "Sum").
+  logic integer ring_off(struct sched_context *sc, integer i) =
+      i >= sc->refill_head ? i - sc->refill_head : i + sc->refill_max - sc->refill_head;
+  predicate slot_live(struct sched_context *sc, integer i) =
+      0 <= i < sc->refill_max && ring_off(sc, i) < sc->refill_count;
+  logic integer slot_amount(struct sched_context *sc, integer i) =
+      0 <= i < sc->refill_max && ring_off(sc, i) < sc->refill_count ? Refills(sc)[i].amount : 0;
+  logic integer ring_sum(struct sched_context *sc) =
+      slot_amount(sc, 0) + slot_amount(sc, 1) + slot_amount(sc, 2) + slot_amount(sc, 3) +
+      slot_amount(sc, 4) + slot_amount(sc, 5) + slot_amount(sc, 6) + slot_amount(sc, 7);
+
+  // The amounts add up to the budget: always for a sporadic context and a
+  // round-robin one with its two refills (head: what is left of the slice,
+  // tail: what was used); a round-robin context made with the head alone
+  // (the boot context) has at most the budget until the slice is refilled.
+  // A configured context stores a period equal to its budget as 0.
+  predicate refill_sum(struct sched_context *sc) =
+      (sc->period == 0 || sc->period != sc->budget) &&
+      ring_sum(sc) <= sc->budget &&
+      (sc->period != 0 || sc->refill_count == 2 ==> ring_sum(sc) == sc->budget);
 */
+/* ring_sum above names eight slots. */
+_Static_assert(CONFIG_MAX_REFILLS <= 8, "ring_sum (ACSL) sums slots 0 to 7");
 
 /* Round robin: budget == period, or period 0 (how seL4 and the boot context
  * store it). */
@@ -148,7 +175,7 @@ static inline struct refill *refill_tail(struct sched_context *sc)
                                                               : clamped_max(max_refills));
     assigns sc->budget, sc->period, sc->refill_max, sc->refill_head, sc->refill_count,
             Refills(sc)[0 .. 1];
-    ensures refill_invariant(sc) && sc->refill_count <= 2;
+    ensures refill_invariant(sc) && refill_sum(sc) && sc->refill_count <= 2;
     ensures sc->refill_max == (period == 0 || period == budget ? REFILL_MIN_REFILLS
                                                                : clamped_max(max_refills));
     ensures Refills(sc)[0].release_time == now && Refills(sc)[0].amount == budget; */
@@ -166,7 +193,8 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
     requires sc->refill_count != 0 ==> refill_invariant(sc);
     assigns sc->budget, sc->period, sc->refill_max, sc->refill_head, sc->refill_count,
             Refills(sc)[0 .. 1];
-    ensures refill_invariant(sc) && sc->refill_count <= 2; */
+    ensures refill_invariant(sc) && sc->refill_count <= 2;
+    ensures refill_sum(sc); */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
                    u64 usage, u64 now);
 
@@ -195,9 +223,9 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
  * to the back of its priority's queue, or to the release queue if the new head
  * is not ready). */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
-    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
@@ -216,9 +244,9 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
  *    keeps the head's earlier release, so chunks used after the preemption
  *    come back early and the window bound weakens (docs/scheduling.md). */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
-    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
@@ -230,9 +258,9 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
  * the scheduler charges that way, with its one call of the charge. */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
-    requires sc->refill_count != 0 ==> refill_invariant(sc);
+    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)

@@ -25,11 +25,91 @@ static bool full(const struct sched_context *sc) { return sc->refill_count == sc
 
 static const struct refill *cref(const struct sched_context *sc, u32 i) { return &sc_refills((struct sched_context *)sc)[i]; }
 static struct refill *next_of_head(struct sched_context *sc) { return refill_at(sc, refill_index_add(sc, sc->refill_head, 1)); }
+static u32 tail_index(const struct sched_context *sc) { return refill_index_add(sc, sc->refill_head, sc->refill_count - 1); }
+
+/* The ring's amounts and release times change only through these three
+ * stores, each with what it does to the sum of the amounts as its contract
+ * (docs/proofs.md "Sum"): the operations' proofs then chain these facts
+ * instead of unfolding the eight slots of ring_sum. Always inlined: the
+ * machine code is that of the plain stores. */
+/*@ requires refill_invariant(sc);
+    requires i < sc->refill_max && ring_off(sc, i) < sc->refill_count;
+    assigns Refills(sc)[i].amount;
+    ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
+    ensures Refills(sc)[i].amount == a;
+    ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[i].amount) + a; */
+static ALWAYS_INLINE void set_amount(struct sched_context *sc, u32 i, u64 a)
+{
+    refill_at(sc, i)->amount = a;
+    /* One term of the sum changed (slots: ring_sum). */
+    /*@ assert \forall integer k; 0 <= k < 8 && k != i ==> slot_amount(sc, k) == \at(slot_amount(sc, k), Pre); */
+    /*@ assert slot_amount(sc, i) == a && \at(slot_amount(sc, i), Pre) == \at(Refills(sc)[i].amount, Pre); */
+}
+
+/* Adding to a refill in use: the sum bounds the result, so it does not wrap. */
+/*@ requires refill_invariant(sc);
+    requires i < sc->refill_max && ring_off(sc, i) < sc->refill_count;
+    requires ring_sum(sc) + a <= UINT64_MAX;
+    assigns Refills(sc)[i].amount;
+    ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
+    ensures Refills(sc)[i].amount == \old(Refills(sc)[i].amount) + a;
+    ensures ring_sum(sc) == \old(ring_sum(sc)) + a; */
+static ALWAYS_INLINE void add_amount(struct sched_context *sc, u32 i, u64 a)
+{
+    /*@ assert slot_amount(sc, i) == Refills(sc)[i].amount; */
+    /*@ assert Refills(sc)[i].amount <= ring_sum(sc); */
+    refill_at(sc, i)->amount += a;
+    /*@ assert \forall integer k; 0 <= k < 8 && k != i ==> slot_amount(sc, k) == \at(slot_amount(sc, k), Pre); */
+    /*@ assert slot_amount(sc, i) == \at(slot_amount(sc, i), Pre) + a; */
+}
+
+/*@ requires refill_invariant(sc);
+    requires i < sc->refill_max;
+    assigns Refills(sc)[i].release_time;
+    ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
+    ensures Refills(sc)[i].release_time == t;
+    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
+{
+    refill_at(sc, i)->release_time = t;
+    /*@ assert \forall integer k; 0 <= k < 8 ==> slot_amount(sc, k) == \at(slot_amount(sc, k), Pre); */
+}
+
+/* A lemma function (proved once, instantiated where called, so that the
+ * fact is not a hypothesis of every goal): a ring of one or two refills
+ * sums to their amounts. */
+/*@ ghost
+  /@ requires ring_shape(sc) && sc->refill_count <= 2;
+     assigns \nothing;
+     ensures ring_sum(sc) == Refills(sc)[sc->refill_head].amount +
+                 (sc->refill_count == 2 ? Refills(sc)[ring_slot(sc, 1)].amount : 0); @/
+  static void ring_sum_small(struct sched_context *sc) { }
+*/
+
+/* The ring reset to one refill (head 0) takes its first slot. */
+/*@ requires refill_invariant(sc) && sc->refill_head == 0 && sc->refill_count == 1;
+    assigns Refills(sc)[0];
+    ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures sc->refill_max == \old(sc->refill_max);
+    ensures Refills(sc)[0].release_time == h.release_time && Refills(sc)[0].amount == h.amount;
+    ensures ring_sum(sc) == h.amount; */
+static ALWAYS_INLINE void set_only(struct sched_context *sc, struct refill h)
+{
+    *refill_at(sc, 0) = h;
+    /*@ assert \forall integer k; 1 <= k < 8 ==> slot_amount(sc, k) == 0; */
+}
 
 /* Remove the head (there is another refill behind it). */
 /*@ requires refill_invariant(sc) && sc->refill_count >= 2;
     assigns sc->refill_head, sc->refill_count;
     ensures refill_invariant(sc) && sc->refill_count == \old(sc->refill_count) - 1;
+    ensures sc->refill_head == (\old(sc->refill_head) + 1 < sc->refill_max ? \old(sc->refill_head) + 1 : 0);
+    ensures \forall integer i; 0 <= i < sc->refill_max ==>
+                (slot_live(sc, i) <==> \old(slot_live(sc, i)) && i != \old(sc->refill_head));
+    ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[sc->refill_head].amount);
     ensures \result.release_time == \old(Refills(sc)[sc->refill_head].release_time);
     ensures \result.amount == \old(Refills(sc)[sc->refill_head].amount); */
 static struct refill pop_head(struct sched_context *sc)
@@ -44,11 +124,20 @@ static struct refill pop_head(struct sched_context *sc)
 /*@ requires ring_shape(sc) && ring_memory(sc, sc->refill_max);
     requires sc->refill_count < sc->refill_max;
     assigns sc->refill_count, Refills(sc)[ring_slot(sc, sc->refill_count)];
-    ensures ring_shape(sc) && sc->refill_count == \old(sc->refill_count) + 1; */
+    ensures ring_shape(sc) && sc->refill_count == \old(sc->refill_count) + 1;
+    ensures sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
+    ensures Refills(sc)[sc->refill_head].release_time == \old(Refills(sc)[sc->refill_head].release_time);
+    ensures Refills(sc)[sc->refill_head].amount == \old(Refills(sc)[sc->refill_head].amount);
+    ensures ring_sum(sc) == \old(ring_sum(sc)) + r.amount; */
 static void add_tail(struct sched_context *sc, struct refill r)
 {
     sc->refill_count++;
     *refill_tail(sc) = r;
+    /* The sum: only the appended slot's term changed, from 0 (not in use). */
+    /*@ assert \forall integer i; 0 <= i < 8 && i != ring_slot(sc, sc->refill_count - 1) ==>
+                   slot_amount(sc, i) == \at(slot_amount(sc, i), Pre); */
+    /*@ assert slot_amount(sc, ring_slot(sc, sc->refill_count - 1)) == r.amount; */
+    /*@ assert \at(slot_amount(sc, ring_slot(sc, sc->refill_count)), Pre) == 0; */
 }
 
 /*@ assigns \nothing;
@@ -94,9 +183,10 @@ static bool head_overlaps(struct sched_context *sc)
     return !single(sc) && h->release_time + h->amount >= next_of_head(sc)->release_time;
 }
 
-/*@ requires refill_invariant(sc);
+/*@ requires refill_invariant(sc) && ring_sum(sc) <= UINT64_MAX;
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count); */
+    ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count);
+    ensures ring_sum(sc) == \old(ring_sum(sc)); */
 static void merge_overlapping(struct sched_context *sc)
 {
     /* No step counter: each step pops a refill and head_overlaps is false
@@ -105,29 +195,32 @@ static void merge_overlapping(struct sched_context *sc)
      * CONFIG_MAX_REFILLS; docs/proofs.md "Optimisations"). */
     /*@ loop invariant refill_invariant(sc);
         loop invariant sc->refill_count <= \at(sc->refill_count, Pre);
+        loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
         loop assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (head_overlaps(sc)) {
         struct refill r = pop_head(sc);
-        struct refill *h = refill_head(sc);
-        h->amount += r.amount;
-        h->release_time = r.release_time;
+        add_amount(sc, sc->refill_head, r.amount);
+        set_release(sc, sc->refill_head, r.release_time);
     }
 }
 
 /* schedule_used (§5.4): time used from a refill comes back at `used`'s
  * release; put it at the tail of the ring. */
 /*@ requires refill_invariant(sc) && sc->period != 0;
+    requires ring_sum(sc) + used.amount <= UINT64_MAX;
     assigns sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count) + 1; */
+    ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count) + 1;
+    ensures ring_sum(sc) == \old(ring_sum(sc)) + used.amount; */
 static void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
-    struct refill *t = refill_tail(sc);
+    u32 ti = tail_index(sc);
+    struct refill *t = refill_at(sc, ti);
     if (t->release_time + t->amount >= used.release_time) {
         /* The tail, used from its release, reaches `used`'s release before it
          * runs out: adding the amount to it releases nothing earlier.
          * (Thesis: only when used.time <= tail.time.) */
-        t->amount += used.amount;
+        add_amount(sc, ti, used.amount);
     } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
         /* Too small to be worth a refill of its own (it could never be run
          * alone), or no room: merge it into the tail, moving the tail later
@@ -138,8 +231,8 @@ static void schedule_used(struct sched_context *sc, struct refill used, u64 min_
          * `while (head < MIN_BUDGET || full)`, which with the default two
          * refills pushes the rest of the head a period away at every
          * preemption. */
-        t->release_time = used.release_time - t->amount;
-        t->amount += used.amount;
+        set_release(sc, ti, used.release_time - t->amount);
+        add_amount(sc, ti, used.amount);
     } else {
         add_tail(sc, used);
     }
@@ -147,9 +240,11 @@ static void schedule_used(struct sched_context *sc, struct refill used, u64 min_
 
 /* refill_split_check (§5.6): `usage` (0 < usage < head amount) of the head
  * was used; it comes back one period after the head's release. */
-/*@ requires refill_invariant(sc) && sc->period != 0;
+/*@ requires refill_invariant(sc) && sc->period != 0 && ring_sum(sc) <= UINT64_MAX;
+    requires usage < Refills(sc)[sc->refill_head].amount;
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures refill_invariant(sc); */
+    ensures refill_invariant(sc);
+    ensures ring_sum(sc) == \old(ring_sum(sc)); */
 static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
@@ -160,11 +255,11 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
         /* Too little left to run on (a kernel entry and exit would not fit). */
         if (single(sc)) {
             /* The whole budget moves one period on. */
-            h->release_time += sc->period;
+            set_release(sc, sc->refill_head, h->release_time + sc->period);
         } else {
             /* The remnant joins the next refill (later: no earlier release). */
             pop_head(sc);
-            refill_head(sc)->amount += remnant;
+            add_amount(sc, sc->refill_head, remnant);
             schedule_used(sc, used, min_budget);
         }
         return true;
@@ -172,43 +267,84 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
     /* Correction (as mainline seL4; the thesis listing does not): the head's
      * release advances by what was used, so the next chunk cut from it comes
      * back one period after *its* use began, not after the head's. */
-    h->amount = remnant;
-    h->release_time += usage;
+    set_amount(sc, sc->refill_head, remnant);
+    set_release(sc, sc->refill_head, h->release_time + usage);
     schedule_used(sc, used, min_budget);
     return false;
 }
 
-/*@ requires refill_invariant(sc);
+/*@ requires refill_invariant(sc) && refill_sum(sc) && (sc->period == 0 || sc->period == sc->budget);
     assigns Refills(sc)[0 .. sc->refill_max - 1];
-    ensures refill_invariant(sc); */
+    ensures refill_invariant(sc);
+    ensures refill_sum(sc); */
 static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
     u64 used = usage > h->amount ? h->amount : usage;
-    h->amount -= used;
+    set_amount(sc, sc->refill_head, h->amount - used);
     if (!single(sc))
-        refill_tail(sc)->amount += used;
+        add_amount(sc, tail_index(sc), used);
+    /*@ assert sc->refill_count == 2 ==> ring_sum(sc) == \at(ring_sum(sc), Pre); */
+    /*@ assert ring_sum(sc) <= \at(ring_sum(sc), Pre); */
     if (h->amount >= min_budget)
         return false;
     /* The slice is over: the whole budget again from now (no window for round
      * robin; the thread goes to the back of its priority's queue). A boot
      * context may have been made with the head refill only. */
     u64 t = h->release_time > now ? h->release_time : now;
-    h->amount = sc->budget;
-    h->release_time = t;
+    /*@ ghost ring_sum_small(sc); */
+    set_amount(sc, sc->refill_head, sc->budget);
+    set_release(sc, sc->refill_head, t);
+    /*@ assert ring_sum(sc) == sc->budget +
+                   (sc->refill_count == 2 ? Refills(sc)[ring_slot(sc, 1)].amount : 0); */
     if (!single(sc)) {
-        refill_tail(sc)->amount = 0;
-        refill_tail(sc)->release_time = t;
+        set_amount(sc, tail_index(sc), 0);
+        set_release(sc, tail_index(sc), t);
     }
+    /*@ assert ring_sum(sc) == sc->budget; */
     return true;
+}
+
+/* The head must hold at least MIN_BUDGET, or the thread could not even enter
+ * and leave the kernel on it: merge it into the next refill (whose release is
+ * later, so nothing comes earlier). The sum of the amounts is at least
+ * MIN_BUDGET, so this stops before the ring is single. *used_up: set if it
+ * merged.
+ * Correction (§8 item 30): Listing 7.4 tests head == tail here and App. B
+ * refill_full; either pops the only refill of a full single ring.
+ * The last step of sporadic_charge, a function of its own so that the
+ * proof of its assigns does not carry the charge's facts (in place, the two
+ * goals that add_amount's slot is in the ring time out; docs/proofs.md
+ * "Sum"). Always inlined: the machine code is that of the loop in place. */
+/*@ requires refill_invariant(sc) && ring_sum(sc) <= UINT64_MAX;
+    requires \valid(used_up) && \separated(used_up, sc, Refills(sc) + (0 .. sc->refill_max - 1));
+    assigns *used_up, sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
+    ensures refill_invariant(sc) && sc->refill_max == \old(sc->refill_max);
+    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_budget, bool *used_up)
+{
+    /* No step counter: the ring's size is one (proved: the variant below;
+     * docs/proofs.md "Optimisations"). */
+    /*@ loop invariant refill_invariant(sc);
+        loop invariant sc->refill_max == \at(sc->refill_max, Pre);
+        loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
+        loop assigns *used_up, sc->refill_head, sc->refill_count,
+                     Refills(sc)[0 .. sc->refill_max - 1];
+        loop variant sc->refill_count; */
+    while (!single(sc) && refill_head(sc)->amount < min_budget) {
+        struct refill r = pop_head(sc);
+        add_amount(sc, sc->refill_head, r.amount);
+        *used_up = true;
+    }
 }
 
 /* refill_budget_check for a sporadic context. Out of line so that the round
  * robin charge, the common one, does not pay for the registers its loops
  * need. */
-/*@ requires refill_invariant(sc) && sc->period != 0;
+/*@ requires refill_invariant(sc) && sc->period != 0 && ring_sum(sc) <= UINT64_MAX;
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures refill_invariant(sc); */
+    ensures refill_invariant(sc);
+    ensures ring_sum(sc) == \old(ring_sum(sc)); */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
@@ -216,6 +352,7 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
      * (the time its use began: refill_unblock_check and the split keep the
      * head's release there). At most one pass round the ring. */
     /*@ loop invariant refill_invariant(sc) && 0 <= n <= \at(sc->refill_count, Pre);
+        loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
         loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant n; */
@@ -223,7 +360,7 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
         used_up = true;
         usage -= refill_head(sc)->amount;
         if (single(sc)) {
-            refill_head(sc)->release_time += sc->period;
+            set_release(sc, sc->refill_head, refill_head(sc)->release_time + sc->period);
         } else {
             struct refill r = pop_head(sc);
             r.release_time += sc->period;
@@ -251,27 +388,11 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             /* More than a whole pass round the ring: only if charged more
              * than the budget plus an overrun, which the scheduler never
              * does. Delay everything by the excess rather than lose it. */
-            refill_head(sc)->release_time += usage;
+            set_release(sc, sc->refill_head, refill_head(sc)->release_time + usage);
         }
     }
 
-    /* The head must hold at least MIN_BUDGET, or the thread could not even
-     * enter and leave the kernel on it: merge it into the next refill (whose
-     * release is later, so nothing comes earlier). The sum of the amounts is
-     * at least MIN_BUDGET, so this stops before the ring is single.
-     * Correction (§8 item 30): Listing 7.4 tests head == tail here and App. B
-     * refill_full; either pops the only refill of a full single ring. */
-    /* No step counter: the ring's size is one (proved: the variant below;
-     * docs/proofs.md "Optimisations"). */
-    /*@ loop invariant refill_invariant(sc);
-        loop assigns used_up, sc->refill_head, sc->refill_count,
-                     Refills(sc)[0 .. sc->refill_max - 1];
-        loop variant sc->refill_count; */
-    while (!single(sc) && refill_head(sc)->amount < min_budget) {
-        struct refill r = pop_head(sc);
-        refill_head(sc)->amount += r.amount;
-        used_up = true;
-    }
+    merge_small_head(sc, min_budget, &used_up);
     merge_overlapping(sc);
     return used_up;
 }
@@ -295,9 +416,8 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
      * only due within the ready slack (now < release), which moves it
      * earlier; waking that way every period would shorten the period by the
      * slack each time. Keep the later of the two. */
-    struct refill *h = refill_head(sc);
-    if (h->release_time < now)
-        h->release_time = now;
+    if (refill_head(sc)->release_time < now)
+        set_release(sc, sc->refill_head, now);
     /* Refills that become available before the head runs out join it. */
     merge_overlapping(sc);
     return true;
@@ -358,16 +478,18 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
         h.release_time = now;
     if (h.amount >= new_budget) {
         h.amount = new_budget;
-        *refill_at(sc, 0) = h;
+        set_only(sc, h);
         if (rr)
             add_tail(sc, (struct refill){ .release_time = h.release_time, .amount = 0 });
+        /*@ assert ring_sum(sc) == sc->budget; */
     } else {
         /* The extra budget must not be usable before one new period after
          * the head's release (§8 item 13). Correction (§8 item 31): Listing
          * 7.2's NEXT(sc, new) / HEAD.rTime are NEXT(sc, tail) / HEAD.time. */
-        *refill_at(sc, 0) = h;
+        set_only(sc, h);
         add_tail(sc, (struct refill){ .release_time = h.release_time + sc->period,
                                       .amount = new_budget - h.amount });
+        /*@ assert ring_sum(sc) == sc->budget; */
     }
 }
 
