@@ -47,6 +47,17 @@ def _decrementing_update(source: str) -> tuple[str, str]:
     raise AssertionError("no budget-decrementing update in the generated code")
 
 
+
+def assert_every_goal_proved(r, more_than: int) -> None:
+    """A tatoc --prove run printed `ta_sched.c: proved N/N goals` with N
+    above more_than, nothing "not proved", and exited 0."""
+    out = r.stdout + r.stderr
+    m = re.search(r"ta_sched\.c: proved (\d+)/(\d+) goals", out)
+    assert m, out[-3000:]
+    proved, total = int(m.group(1)), int(m.group(2))
+    assert total > more_than and proved == total, out[-3000:]
+    assert "not proved" not in out and r.returncode == 0, out[-3000:]
+
 def test_update_function_is_proved_and_its_mutant_is_not(tmp_path: Path) -> None:
     good = _generate(tmp_path / "good", "fps-periodic")
     text = good.read_text()
@@ -105,12 +116,7 @@ def test_slice_of_the_tasched_scheduler_is_proved(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "kairos.cli", "tatoc", str(model), "-o", str(tmp_path / "gen"),
                         "--prove", "--prove-functions", ",".join(functions)],
                        capture_output=True, text=True, timeout=1200)
-    out = r.stdout + r.stderr
-    m = re.search(r"ta_sched\.c: proved (\d+)/(\d+) goals", out)
-    assert m, out[-3000:]
-    proved, total = int(m.group(1)), int(m.group(2))
-    assert total > 150 and proved == total, out[-3000:]
-    assert "not proved" not in out and r.returncode == 0, out[-3000:]
+    assert_every_goal_proved(r, more_than=150)
 
 
 def test_prove_functions_must_name_functions_of_the_file(tmp_path: Path) -> None:
@@ -137,13 +143,7 @@ def test_make_prove_tatoc_proves_every_goal_of_the_tasched_scheduler() -> None:
     from conftest import REPO
     r = subprocess.run(["make", "-s", "--no-print-directory", "prove-tatoc"], cwd=REPO,
                        capture_output=True, text=True, timeout=3600)
-    out = r.stdout + r.stderr
-    m = re.search(r"ta_sched\.c: proved (\d+)/(\d+) goals", out)
-    assert m, out[-3000:]
-    proved, total = int(m.group(1)), int(m.group(2))
-    assert total > 1000 and proved == total, out[-3000:]
-    assert "not proved" not in out
-    assert r.returncode == 0, out[-3000:]
+    assert_every_goal_proved(r, more_than=1000)
     # The proved file is the one tasched compiles (same model, same generator).
     gen = "build/debug/user/tasched/gen/ta_sched.c"
     b = subprocess.run(["make", "-s", "--no-print-directory", "FLAVOUR=debug", gen], cwd=REPO,
