@@ -34,19 +34,24 @@ static bool asid_entry_in_use(const struct asid_pool *pool, word_t base, word_t 
     return base + i == 0 || pool->vspace[i] != 0;
 }
 
+/* Whether the group of entries from `first` (a multiple of ASID_GROUP) of
+ * the pool whose first ASID is base is all in use. */
+static bool asid_group_full(const struct asid_pool *pool, word_t base, word_t first)
+{
+    bool full = true;
+    for (word_t k = 0; k < ASID_GROUP; k++)
+        if (!asid_entry_in_use(pool, base, first + k))
+            full = false;
+    return full;
+}
+
 /* Recompute the summary bit of the group holding asid, after its entry was
  * set. (A cleared entry only clears the bit.) */
 static void asid_group_update(paddr_t pool, word_t asid)
 {
     word_t n = asid >> ASID_LOW_BITS;
-    word_t base = n << ASID_LOW_BITS;
     word_t first = (asid & MASK(ASID_LOW_BITS)) & ~(word_t)(ASID_GROUP - 1);
-    const struct asid_pool *p = pool_ptr(pool);
-    bool full = true;
-    for (word_t k = 0; k < ASID_GROUP; k++)
-        if (!asid_entry_in_use(p, base, first + k))
-            full = false;
-    if (full)
+    if (asid_group_full(pool_ptr(pool), n << ASID_LOW_BITS, first))
         asid_pool_full[n] |= BIT(first / ASID_GROUP);
     else
         asid_pool_full[n] &= ~BIT(first / ASID_GROUP);
@@ -139,11 +144,7 @@ const char *asid_summary_violation(void)
             continue;
         const struct asid_pool *p = pool_ptr(asid_table[n]);
         for (word_t g = 0; g < ASID_POOL_ENTRIES / ASID_GROUP; g++) {
-            bool full = true;
-            for (word_t k = 0; k < ASID_GROUP; k++)
-                if (!asid_entry_in_use(p, n << ASID_LOW_BITS, g * ASID_GROUP + k))
-                    full = false;
-            if (full != ((asid_pool_full[n] >> g) & 1))
+            if (asid_group_full(p, n << ASID_LOW_BITS, g * ASID_GROUP) != ((asid_pool_full[n] >> g) & 1))
                 return "ASID pool summary bit disagrees with its group";
         }
     }
