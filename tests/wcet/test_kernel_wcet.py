@@ -55,7 +55,7 @@ def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
     refill = {(l["function"], l.get("source")): l["max"] for l in loops
               if l.get("function") in ("merge_overlapping", "sporadic_charge")}
     assert refill == {
-        ("merge_overlapping", "h->release_time = r.release_time;"): "refills_per_sc",
+        ("merge_overlapping", "refill_at(sc, i)->release_time = t;"): "refills_per_sc",
         ("sporadic_charge", "for (u32 n = sc->refill_count; n > 0 && usage >= refill_head(sc)->amount; n--)"):
             "refills_per_sc + 1",
         ("sporadic_charge", "while (!single(sc) && refill_head(sc)->amount < min_budget)"):
