@@ -190,6 +190,51 @@ def test_cli_reports_facts_and_switch_off(elf, tmp_path, capsys) -> None:
     assert err.startswith("kairos wcet: error:") and len(err.splitlines()) == 1
 
 
+_SLOW_CLOCK_RUN = """
+import sys, time
+from kairos.wcet import infeasible
+if sys.argv[1] == "slow":
+    # a machine three times slower: every processor-time reading grows 3x as fast
+    real = time.process_time
+    t0 = real()
+
+    class _Clock:
+        @staticmethod
+        def process_time():
+            return t0 + 3.0 * (real() - t0)
+    infeasible.time = _Clock
+from kairos.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("budget", ["0.03", "6"])
+def test_refinement_is_deterministic_under_load(elf, tmp_path, budget) -> None:
+    """The refinement's budget is effort (z3 resource units and counted
+    steps), not time: with a clock running three times as fast (a loaded or
+    slower machine) the facts, the bound and the effort used are the same,
+    both where the budget cuts the refinement short and where it does not.
+    Each run is a fresh process (z3's term ids, and so its effort, depend on
+    what the process built before)."""
+    import json
+    import subprocess
+    import sys
+    got = {}
+    for clock in ("real", "slow"):
+        out = tmp_path / f"{clock}.json"
+        cmd = [sys.executable, "-c", _SLOW_CLOCK_RUN, clock, "wcet", str(elf), "-e", "flag_entry",
+               "-e", "flag_lookalike", "--sp", "__stack_top", "-q", "--infeasible-budget", budget,
+               "--json", str(out)]
+        subprocess.run(cmd, check=True, timeout=300)
+        got[clock] = [(e["bound_cycles"], e["infeasible_paths"]) for e in json.loads(out.read_text())["entries"]]
+    for e in (g for run in got.values() for g in run):
+        e[1].pop("seconds")
+    assert got["real"] == got["slow"]
+    stopped = {ref["stopped"] for _b, ref in got["real"]}
+    # the short budget does cut the refinement (else the test shows nothing)
+    assert ("effort budget" in stopped) == (budget == "0.03"), stopped
+
+
 def test_shared_contexts_stay_sound(elf) -> None:
     """With a tiny context budget every helper gets one shared context (the
     once scope then rests on exclusive call sites); the bounds still cover
@@ -210,13 +255,12 @@ def test_kernel_fixture_charge_once_fact() -> None:
     refill_budget_check only while sched_nodes.cur_sc is set and clears it;
     with --assume-arrays-in-bounds the only other store to cur_sc is the SC
     switch in kernel_exit, without it the ready-queue stores count too."""
-    import time
     from pathlib import Path
 
     from kairos.wcet import ipet
     from kairos.wcet.cfg import build_program
     from kairos.wcet.elfimage import ElfImage
-    from kairos.wcet.infeasible import ProgramFacts, find_flag_facts
+    from kairos.wcet.infeasible import Effort, ProgramFacts, find_flag_facts
     elf = Path(__file__).parent / "fixtures" / "kernel-4a409ff-release.elf"
     img = ElfImage(str(elf))
     prog = build_program(img, ["trap_entry"], noreturn=["kernel_panic"])
@@ -225,7 +269,7 @@ def test_kernel_fixture_charge_once_fact() -> None:
     for assume, setters in ((True, {"kernel_exit"}), (False, {"kernel_exit", "ready_insert", "ready_remove"})):
         facts = ProgramFacts(prog, arrays_in_bounds=assume)
         assert not facts.untracked(cur_sc)
-        found = [f for f in find_flag_facts(prog, facts, ipet.GraphCache(), time.process_time() + 60)
+        found = [f for f in find_flag_facts(prog, facts, ipet.GraphCache(), Effort(60.0))
                  if f.func is charge and f.loc == cur_sc]
         assert len(found) == 1
         call = charge.blocks[found[0].block]

@@ -55,22 +55,26 @@ memory model is ``rv64smt``'s (object accesses do not touch tracked globals;
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import z3
 
 from kairos.wcet import ipet, rv64smt
 from kairos.wcet.cfg import CALLER_SAVED, BasicBlock, Context, Function, Program, Term
-from kairos.wcet.infeasible import ProgramFacts
+from kairos.wcet import smtloops
+from kairos.wcet.infeasible import STEP_EFFORT, Effort, ProgramFacts
 
 A0 = 10
 #: path extensions explored per (function, return site, value set) before giving up
 MAX_STEPS = 4000
-#: solver time per check (ms); an undecided check keeps the direction
-CHECK_MS = 1000
-#: processor time per exploration (s)
+#: solver effort per check (z3 resource units, about one second); an
+#: undecided check keeps the direction
+CHECK_RLIMIT = 2_500_000
+#: effort of one exploration, and of all of them, in nominal seconds
+#: (``infeasible.Effort``: deterministic units, so the allowed edges and the
+#: bound do not depend on the machine's load)
 FRAME_SECONDS = 5.0
+TOTAL_SECONDS = 90.0
 #: constants enumerated for a returned value before it counts as unknown
 MAX_VALUES = 4
 
@@ -112,11 +116,11 @@ class Unwinder:
     values returned (memoised over contexts)."""
 
     def __init__(self, program: Program, polls: set[int], facts: ProgramFacts | None = None,
-                 budget: float = 90.0) -> None:
+                 budget: float = TOTAL_SECONDS) -> None:
         self.program = program
         self.polls = set(polls)
         self.facts = facts or ProgramFacts(program)
-        self.deadline = time.process_time() + budget
+        self.effort = Effort(budget)
         self.memo: dict[tuple[int, int, Values], Exploration] = {}
         self._states: dict[int, dict[int, rv64smt.SymState]] = {}
         self.gp = {3: program.image.gp} if program.image.gp is not None else {}
@@ -149,9 +153,18 @@ class Unwinder:
 
     def _explore(self, f: Function, site: int, values: Values) -> Exploration:
         out = Exploration()
-        if time.process_time() > self.deadline:
-            self._closure(f, [site], out, "time budget")
+        if self.effort.spent():
+            self._closure(f, [site], out, "processor-time safety net" if self.effort.safety_hit
+                          else "effort budget")
             return out
+        frame = Effort(min(FRAME_SECONDS, self.effort.left / smtloops.RLIMIT_PER_S))
+        try:
+            return self._explore_in(f, site, values, out, frame)
+        finally:
+            self.effort.charge(frame.used)
+
+    def _explore_in(self, f: Function, site: int, values: Values, out: Exploration,
+                    frame: Effort) -> Exploration:
         facts = self.facts
         st0 = self._resume_state(f, site)
         x = st0.regs[A0]
@@ -159,9 +172,8 @@ class Unwinder:
             z3.Or([x == rv64smt.const(c) for c in sorted(values[1])])
         names0 = frozenset({x.decl().name()})
         solver = z3.Solver()
-        solver.set("timeout", CHECK_MS)
+        solver.set("timeout", smtloops.CHECK_TIMEOUT_MS)       # wall clock: a safety net only
         steps = 0
-        stop = min(self.deadline, time.process_time() + FRAME_SECONDS)
         # Depth-first over (block, state at its start, blocks so far, path condition).  While the
         # returned value (x) is held somewhere in the state, branches on it are checked with the
         # solver; once it is gone, the rest depends only on the constants in the state (every
@@ -172,7 +184,7 @@ class Unwinder:
         while stack:
             b, st, path, conds, names = stack.pop()
             steps += 1
-            if steps > MAX_STEPS or time.process_time() > stop:
+            if steps > MAX_STEPS or frame.spent():
                 out.allowed.clear()
                 self._closure(f, [site], out, "exploration budget")
                 return out
@@ -184,9 +196,10 @@ class Unwinder:
                 done.add(key)
             blk = f.blocks[b]
             path = path + (b,)
+            frame.charge(STEP_EFFORT * len(blk.instrs))
             cond = _execute_block(st, blk)
             if blk.kind is Term.RETURN:
-                v = self._value(solver, conds, st.get(A0)) if live else self._const_value(st.get(A0))
+                v = self._value(solver, conds, st.get(A0), frame) if live else self._const_value(st.get(A0))
                 out.returns = self._join_value(out.returns, v)
                 continue
             if blk.kind is Term.TAILCALL:
@@ -218,7 +231,7 @@ class Unwinder:
                     else:
                         solver.push()
                         solver.add(*conds, lit)
-                        r = solver.check()
+                        r = frame.check(solver, cap=CHECK_RLIMIT)
                         solver.pop()
                         if r == z3.unsat:
                             continue
@@ -361,7 +374,7 @@ class Unwinder:
         return v if acc is None else _join(acc, v)
 
     @staticmethod
-    def _value(solver: z3.Solver, conds: tuple, a0: rv64smt.BV) -> Values:
+    def _value(solver: z3.Solver, conds: tuple, a0: rv64smt.BV, frame: Effort) -> Values:
         """a0 at a return on this path: one of a few constants, provably
         non-zero, or unknown."""
         c = rv64smt.as_int(a0)
@@ -372,7 +385,7 @@ class Unwinder:
         solver.add(*conds)
         try:
             for _ in range(MAX_VALUES + 1):
-                r = solver.check()
+                r = frame.check(solver, cap=CHECK_RLIMIT)
                 if r == z3.unsat:
                     return ("const", frozenset(found)) if found else ANY
                 if r != z3.sat:
@@ -384,7 +397,7 @@ class Unwinder:
             solver.pop()
         solver.push()
         solver.add(*conds, a0 == 0)
-        r = solver.check()
+        r = frame.check(solver, cap=CHECK_RLIMIT)
         solver.pop()
         return NONZERO if r == z3.unsat else ANY
 

@@ -34,7 +34,8 @@ def register(sub) -> None:
     p.add_argument("--no-infeasible-paths", action="store_true",
                    help="do not look for infeasible paths and flag facts (to measure their gain)")
     p.add_argument("--infeasible-budget", type=float, default=None, metavar="SECONDS",
-                   help="CPU seconds for the infeasible-path refinement of each entry (default 6)")
+                   help="effort for the infeasible-path refinement of each entry, in nominal seconds "
+                        "(deterministic solver units, the same on any machine; default 6)")
     p.add_argument("--assume-arrays-in-bounds", action="store_true",
                    help="assume a store to a global plus an index never writes a word the program "
                         "accesses at a constant address (documented in docs/wcet.md)")

@@ -46,18 +46,76 @@ from typing import Callable
 import networkx as nx
 import z3
 
-from kairos.wcet import ipet, rv64smt
+from kairos.wcet import ipet, rv64smt, smtloops
 from kairos.wcet.cfg import CALLER_SAVED, BasicBlock, Function, Program, Term, constant_registers, sym_step
 from kairos.wcet.isa import InstrClass
 
-#: default time budget (seconds) for the refinement of one entry
+#: default budget of the refinement of one entry, in nominal seconds: spent
+#: in z3 resource units (``smtloops.RLIMIT_PER_S`` per second) and in effort
+#: units for the Python work (``Effort``), which do not depend on the load,
+#: so the same binary and annotations give the same bound on any machine
 DEFAULT_BUDGET = 6.0
+#: solver effort one check may take (z3 resource units, about two seconds)
+CHECK_RLIMIT = 5_000_000
+#: effort units of one instruction executed symbolically (the encoding's own
+#: time, in the solver's currency: ``smtloops.STEP_EFFORT``)
+STEP_EFFORT = smtloops.STEP_EFFORT
+#: effort units of one ILP re-solve, per edge of the inlined graph (HiGHS
+#: takes about 20 us of processor time per edge on the kernel's graphs)
+SOLVE_EFFORT_PER_EDGE = 50
+#: processor time a budget may take, as a multiple of its nominal seconds,
+#: before the work stops anyway: a safety net for work the effort units
+#: undercount.  Only this hits the load (and is reported as such).
+SAFETY_FACTOR = 4.0
+#: ... but never less than this (seconds): small budgets are mostly overhead
+SAFETY_MIN_S = 2.0
 #: at most this many ILP re-solves per entry
 MAX_ITERATIONS = 20
 #: conflicts looked for in one path before re-solving
 CONFLICTS_PER_PATH = 6
 #: acyclic paths examined per function for a flag fact
 MAX_FLAG_PATHS = 64
+
+
+class Effort:
+    """A deterministic work budget: z3 resource units spent by the checks
+    (``rlimit``, the solver's deterministic counter) plus units charged for
+    the Python work (``charge``).  ``seconds`` is nominal, converted at the
+    loop-bound stage's calibration (``smtloops.RLIMIT_PER_S``).  A processor
+    time safety net (``SAFETY_FACTOR``) stops runaway work; hitting it is
+    the only load-dependent outcome, and ``safety_hit`` says so."""
+
+    def __init__(self, seconds: float, safety: float = SAFETY_FACTOR) -> None:
+        self.total = int(seconds * smtloops.RLIMIT_PER_S)
+        self.left = self.total
+        self.deadline = time.process_time() + max(safety * seconds, SAFETY_MIN_S)
+        self.safety_hit = False
+
+    @property
+    def used(self) -> int:
+        return self.total - self.left
+
+    def spent(self) -> bool:
+        """Is the budget used up (or the safety net reached)?"""
+        if self.left <= 0:
+            return True
+        if time.process_time() > self.deadline:
+            self.safety_hit = True
+            return True
+        return False
+
+    def charge(self, units: int) -> None:
+        self.left -= units
+
+    def check(self, solver: z3.Solver, *assumptions, cap: int = CHECK_RLIMIT) -> z3.CheckSatResult:
+        """``solver.check`` within ``cap`` and the effort left, charged with
+        what it used; ``unknown`` when the grant runs out."""
+        grant = max(1, min(cap, self.left))
+        before = smtloops._rlimit_used(solver)
+        solver.set("rlimit", grant)
+        r = solver.check(*assumptions)
+        self.left -= max(1, smtloops._rlimit_used(solver) - before)
+        return r
 
 
 @dataclass
@@ -80,10 +138,12 @@ class Refinement:
     bound_after: int = 0
     seconds: float = 0.0
     stopped: str = ""              # why the refinement ended
+    effort: int = 0                # effort units used (``Effort``)
 
     def as_dict(self) -> dict:
         return {"bound_before": self.bound_before, "bound_after": self.bound_after,
                 "iterations": self.iterations, "seconds": round(self.seconds, 3), "stopped": self.stopped,
+                "effort": self.effort,
                 "facts": [c.as_dict() for c in self.conflicts]}
 
 
@@ -623,14 +683,14 @@ class PathChecker:
         st.havoc_named(gone)
         st.forget_objects()
 
-    def conflicts(self, items: list[Item], deadline: float) -> list[list[int]]:
+    def conflicts(self, items: list[Item], effort: Effort) -> list[list[int]]:
         """Minimal conflicts on the path, as lists of item indices."""
         g = self.g
         facts = self.facts
         st = rv64smt.SymState.initial(self.program.image, _gp(self.program), untracked=facts.untracked, extent=facts.extent,
                                       keep_scalar=facts.indexed_misses)
         solver = z3.Solver()
-        solver.set("timeout", 2000)
+        solver.set("timeout", smtloops.CHECK_TIMEOUT_MS)       # wall clock: a safety net only
         solver.set("core.minimize", True)
         lits: list[z3.BoolRef] = []
         has_cond: list[bool] = []
@@ -647,6 +707,7 @@ class PathChecker:
                 nd = g.nodes[it.node]
                 if nd.block is not None:
                     cond = None
+                    effort.charge(STEP_EFFORT * len(nd.block.instrs))
                     for ins in nd.block.instrs:
                         c = rv64smt.execute(st, ins)
                         if c is not None:
@@ -664,6 +725,7 @@ class PathChecker:
                                 st.regs[r] = rv64smt.fresh("hv", f"x{r}")
                             st.forget_objects()
             else:
+                effort.charge(STEP_EFFORT * len(it.region))
                 self._summarise(st, it.region, it.edges[0] if it.edges else None, stack_top)
             # cut the dependence on the item: its outputs become fresh values
             # equal to what it computed, under its literal
@@ -689,7 +751,7 @@ class PathChecker:
                 continue
             cone.add(n)
             need.extend(rv64smt.leaves(defs[n][2]))
-        for n in cone:
+        for n in sorted(cone):          # a fixed order: z3's effort depends on it
             i, nv, v = defs[n]
             solver.add(z3.Implies(lits[i], nv == v))
         for i, c in conds:
@@ -697,13 +759,13 @@ class PathChecker:
         found: list[list[int]] = []
         active = list(range(len(items)))
         for _ in range(CONFLICTS_PER_PATH):
-            if time.process_time() > deadline:
+            if effort.spent():
                 break
-            r = solver.check([lits[i] for i in active])
+            r = effort.check(solver, [lits[i] for i in active])
             if r != z3.unsat:
                 break
             core = {int(str(c)[1:]) for c in solver.unsat_core()}
-            core = self._minimise(solver, lits, sorted(core), deadline)
+            core = self._minimise(solver, lits, sorted(core), effort)
             if core is None:
                 break
             found.append(core)
@@ -713,14 +775,14 @@ class PathChecker:
         return found
 
     @staticmethod
-    def _minimise(solver: z3.Solver, lits, core: list[int], deadline: float) -> list[int] | None:
+    def _minimise(solver: z3.Solver, lits, core: list[int], effort: Effort) -> list[int] | None:
         keep = list(core)
         i = 0
         while i < len(keep):
-            if time.process_time() > deadline:
+            if effort.spent():
                 return None
             trial = keep[:i] + keep[i + 1:]
-            r = solver.check([lits[j] for j in trial])
+            r = effort.check(solver, [lits[j] for j in trial])
             if r == z3.unsat:
                 keep = trial
             else:
@@ -768,7 +830,7 @@ class FlagFact:
 
 
 def find_flag_facts(program: Program, facts: ProgramFacts, forests: ipet.GraphCache,
-                    deadline: float) -> list[FlagFact]:
+                    effort: Effort) -> list[FlagFact]:
     out: list[FlagFact] = []
     for f in program.functions.values():
         locs = sorted({(s.addr, s.width) for s in facts.stores[f.entry] if s.zero and s.addr is not None
@@ -780,11 +842,12 @@ def find_flag_facts(program: Program, facts: ProgramFacts, forests: ipet.GraphCa
         back = {(u, t) for lp in fo.loops for u, t in lp.back_edges}
         for L, w in locs:
             for bs, b in f.blocks.items():
-                if time.process_time() > deadline:
+                if effort.spent():
                     return out
                 if b.kind is not Term.CALL or bs in looped or b.call_target is None:
                     continue
-                if _clears_after(program, facts, f, b, L, w, back) and _needs_flag(program, facts, f, b, L, w, back):
+                if _clears_after(program, facts, f, b, L, w, back) and \
+                        _needs_flag(program, facts, f, b, L, w, back, effort):
                     out.append(FlagFact(f, bs, L, _setters(program, facts, L, w)))
     return out
 
@@ -846,7 +909,8 @@ def _hands_pointer(facts: ProgramFacts, callee: int, regs: dict, L: int) -> bool
                for r in facts.inputs.get(callee, set(range(10, 18))))
 
 
-def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int, w: int, back) -> bool:
+def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int, w: int, back,
+                effort: Effort) -> bool:
     """Is ``b`` reached only while L != 0 (on every acyclic path from the entry)?"""
     paths = _acyclic_paths(f, f.entry, lambda s: s == b.start, back, MAX_FLAG_PATHS)
     if not paths:
@@ -855,11 +919,12 @@ def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int
         st = rv64smt.SymState.initial(program.image, _gp(program), untracked=facts.untracked, extent=facts.extent,
                                       keep_scalar=facts.indexed_misses)
         s = z3.Solver()
-        s.set("timeout", 2000)
+        s.set("timeout", smtloops.CHECK_TIMEOUT_MS)            # wall clock: a safety net only
         for i, bs in enumerate(p):
             blk = f.blocks[bs]
             cond = None
             instrs = blk.instrs if bs != b.start else blk.instrs[:-1]
+            effort.charge(STEP_EFFORT * len(instrs))
             for ins in instrs:
                 c = rv64smt.execute(st, ins)
                 if c is not None:
@@ -884,7 +949,7 @@ def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int
                 st.forget_objects()
         val = st.load(rv64smt.const(L), w, False)
         s.add(val == 0)
-        if s.check() != z3.unsat:
+        if effort.check(s) != z3.unsat:
             return False
     return True
 
@@ -951,12 +1016,16 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
     facts = facts or ProgramFacts(view)
     constraints: list[Callable] = []
     res = solve([])
-    t0 = time.process_time()        # the budget is CPU seconds (less load-dependent), after the first solve
-    deadline = t0 + budget
+    t0 = time.process_time()
+    effort = Effort(budget)         # after the first solve, which is not refinement
     ref.bound_before = res.bound
     g = res.graph
+
+    def resolve() -> ipet.IpetResult:
+        effort.charge(SOLVE_EFFORT_PER_EDGE * len(g.edges))
+        return solve(constraints)
     # flag facts first: they hold in every context
-    for ff in find_flag_facts(view, facts, forests, deadline):
+    for ff in find_flag_facts(view, facts, forests, effort):
         c = flag_constraint(g, ff)
         if not any(t > 0 for _e, t in c.terms):
             continue
@@ -969,21 +1038,21 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
             [_source(view, ff.func.blocks[ff.block].last.addr)], len(c.terms)))
         constraints.append(lambda g_, c=c: [c])
     if constraints:
-        res = solve(constraints)
+        res = resolve()
         g = res.graph
     once = once_nodes(g, view, forests)
     checker = PathChecker(view, facts, g)
     seen: set[tuple] = set()
     ref.stopped = "worst path feasible"
     while True:
-        if time.process_time() > deadline:
-            ref.stopped = "time budget"
+        if effort.spent():
+            ref.stopped = "processor-time safety net" if effort.safety_hit else "effort budget"
             break
         if ref.iterations >= MAX_ITERATIONS:
             ref.stopped = "iteration limit"
             break
         items = worst_path(g, res.edge_counts, once)
-        found = checker.conflicts(items, deadline)
+        found = checker.conflicts(items, effort)
         new = 0
         for core in found:
             lo, hi = min(core), max(core)
@@ -1005,8 +1074,9 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
                 ref.stopped = "no new conflict"
             break
         ref.iterations += 1
-        res = solve(constraints)
+        res = resolve()
         g = res.graph
     ref.bound_after = res.bound
     ref.seconds = time.process_time() - t0
+    ref.effort = effort.used
     return res, ref
