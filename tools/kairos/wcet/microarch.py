@@ -21,6 +21,13 @@
   the pointer's worst alignment and added to the block's cost.
   ``symbolic=False`` (``--no-symbolic-cache``) treats them as unknown
   addresses.
+* **Line walks.** A loop whose only data accesses go through its induction
+  pointer (a merge name of the header advanced by a constant stride of less
+  than a line on every back edge), at offsets within one line, and that
+  calls nothing, touches each line of its walk in a window of consecutive
+  iterations where nothing else refills: it pays ``ceil(penalty * stride /
+  line)`` per iteration and ``WALK_ENTRY_MISSES`` misses per entry instead of
+  a miss per access (``_Analysis.walk``, docs/processor-model.md).
 * **Persistence.** For every loop (in every context) the lines it may touch,
   callees included, are counted per cache set; if a set receives at most
   ``analysis_ways`` distinct lines and no unknown access, those lines can
@@ -74,6 +81,10 @@ GLOBAL: LoopKey = ((), -1)
 AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified", "device"
 UNK = "unknown-address"
 SYM = "symbolic-line"      # through a pointer of unknown value; its misses are charged per run
+WALK = "line-walk"         # through the induction pointer of a line walk; charged per line (``walk``)
+#: misses of a line walk charged per entry of its loop, on top of the
+#: per-iteration share (the first line, the alignment, the last one)
+WALK_ENTRY_MISSES = 3
 
 
 class AnalysisState(NamedTuple):
@@ -233,6 +244,7 @@ class _Analysis:
             self.ctx_func[ctx] = f
         self._access_cache: dict[tuple[Context, int], _Access] = {}
         self._loops: dict[int, Any] = {}
+        self._walks: dict[tuple[Context, int], tuple[Any, int] | None] = {}
         self.table_ranges = _switch_table_ranges(program, self.rng)
         if entry_state not in ("auto", "idle", "trap"):
             raise WcetError(f"bad entry state {entry_state!r} (auto, idle or trap)")
@@ -305,6 +317,88 @@ class _Analysis:
             lf = find_loops(f)
             self._loops[f.entry] = lf
         return lf
+
+    def walk(self, ctx: Context, header: int) -> tuple[int, int] | None:
+        """``(register, stride)`` when the loop with this header in ``ctx``
+        is a *line walk*: the loop calls nothing; every data access in it is
+        to cacheable memory through ``register`` (a pointer of unknown value
+        or a range of known lines), at immediates that lie within one line
+        together with the stride; and the register's only write in the loop
+        is ``addi register, register, stride``, ``0 < |stride| < line``, in a
+        block on every way round the loop.  Then the accesses of one
+        iteration touch at most two adjacent lines, a line is touched in
+        consecutive iterations only (the walk never comes back to it), and
+        the only refills in the loop are the walk's own new lines, in other
+        sets than the lines in use (consecutive lines are in consecutive
+        sets): a line, once loaded, stays until the walk has left it,
+        whatever the replacement.  None otherwise (a second pointer, an
+        unknown address, a stack access that may refill, an unknown or too
+        large stride, a register written elsewhere)."""
+        got = self._walks.get((ctx, header), False)
+        if got is not False:
+            return got
+        got = None
+        f = self.ctx_func.get(ctx)
+        if f is not None:
+            loop = next((lp for lp in self.loops_of(f).loops if lp.header == header and not lp.irreducible), None)
+            if loop is not None:
+                got = self._walk_in(ctx, f, loop)
+        self._walks[(ctx, header)] = got
+        return got
+
+    def _walk_in(self, ctx: Context, f: Function, loop) -> tuple[int, int] | None:
+        line = self.levels[self.sym_level].config.line
+        reg, lo, hi = None, None, None
+        steps: list[tuple[int, Instr]] = []
+        for bs in loop.blocks:
+            blk = f.blocks[bs]
+            if blk.kind in (Term.CALL, Term.TAILCALL):
+                return None
+            for ins in blk.instrs:
+                if ins.cls in MEM_CLASSES:
+                    if not ins.rs1 or ins.rs1 == 2 or reg is not None and ins.rs1 != reg:
+                        return None
+                    acc = self.daccess(ctx, ins)
+                    if acc.device != "no" or (acc.sym is None and acc.lines[self.sym_level] is None):
+                        return None
+                    reg = ins.rs1
+                    imm = ins.imm if ins.cls in (InstrClass.LOAD, InstrClass.FP_LOAD, InstrClass.STORE,
+                                                 InstrClass.FP_STORE) else 0
+                    lo = imm if lo is None else min(lo, imm)
+                    hi = imm + ins.mem_width if hi is None else max(hi, imm + ins.mem_width)
+        if reg is None:
+            return None
+        for bs in loop.blocks:
+            for ins in f.blocks[bs].instrs:
+                if reg in ins.writes:
+                    steps.append((bs, ins))
+        if len(steps) != 1:
+            return None
+        bs, ins = steps[0]
+        stride = ins.imm
+        if ins.mnemonic != "addi" or ins.rs1 != reg or ins.rd != reg or not 0 < abs(stride) < line \
+                or hi - lo + abs(stride) > line:
+            return None
+        # the step's block is on every way round: without it, no back edge is reached from the header
+        seen, todo = {bs}, [loop.header] if loop.header != bs else []
+        latches = {u for u, _t in loop.back_edges}
+        while todo:
+            b = todo.pop()
+            if b in latches:
+                return None
+            if b in seen:
+                continue
+            seen.add(b)
+            todo.extend(t for t in f.blocks[b].succs if t in loop.blocks and t not in seen)
+        return reg, stride
+
+    def walk_share(self, ctx: Context, header: int) -> int:
+        """Cycles per iteration of a line walk's loop (charged on its header)."""
+        w = self.walk(ctx, header)
+        if w is None:
+            return 0
+        lv = self.levels[self.sym_level]
+        return -(-lv.miss_penalty * abs(w[1]) // lv.config.line)
 
     def exits(self, ctx: Context, memo: dict) -> list[tuple[Context, int]]:
         """Blocks (in contexts) whose end returns from the function of ctx."""
@@ -742,6 +836,8 @@ class _Analysis:
             if classes is not None:
                 classes.append(Classification(ins.addr, icat, dcat, ipen + dpen))
         extra = runs.finish() * self.levels[self.sym_level].miss_penalty
+        if self.block_walk.get(key) == key:      # a line walk's header: its share per iteration
+            extra += self.walk_share(ctx, start)
         out = AnalysisState(tuple(must), tuple(may), pipe.residual(), runs.result())
         return BlockResult(out, pipe.t_next + extra, classes, first_misses)
 
@@ -779,6 +875,16 @@ class _Analysis:
         dcat = AH
         for k in self.data_levels:
             lv = self.levels[k]
+            if k == self.sym_level and key in self.block_walk:
+                # a line walk (``walk``): its misses are charged per
+                # iteration and per entry of its loop; as a possible refill
+                # in a set not known here, it removes every other guarantee
+                dcat = WALK
+                runs.refill_elsewhere()
+                lines = acc.lines[k]
+                must[k] = must[k].access_unknown(None) if lines is None else must[k].access_range(lines)
+                may[k] = may[k].access_unknown(None) if lines is None else may[k].access_range(lines)
+                continue
             if acc.sym is not None and k == self.sym_level:
                 # No penalty in the pipeline: the misses of the run are
                 # added to the block's cost at its end (monotonicity).
@@ -934,8 +1040,21 @@ class _Analysis:
                     push(t)
         return instate
 
+    def find_walks(self) -> None:
+        """``block_walk``: each block of a line walk's loop (``walk``), in
+        its context, to the loop's key."""
+        self.block_walk: dict[tuple[Context, int], LoopKey] = {}
+        if self.symbolic is None:             # off with the symbolic lines (for comparison)
+            return
+        for ctx, f in self.ctx_func.items():
+            for lp in self.loops_of(f).loops:
+                if self.walk(ctx, lp.header) is not None:
+                    for bs in lp.blocks:
+                        self.block_walk[(ctx, bs)] = (ctx, lp.header)
+
     def run(self) -> BlockCosts:
         self.build_graph()
+        self.find_walks()
         self.compute_persistence()
         instate = self.fixpoint()
         init = self.initial_state()
@@ -961,6 +1080,9 @@ class _Analysis:
                 bc.global_first_miss = pen
             else:
                 bc.first_miss[lk] = pen
+        pen = self.levels[self.sym_level].miss_penalty
+        for lk in set(self.block_walk.values()):
+            bc.first_miss[lk] = bc.first_miss.get(lk, 0) + WALK_ENTRY_MISSES * pen
         return bc
 
 
