@@ -321,8 +321,8 @@ class _Analysis:
     def walk(self, ctx: Context, header: int) -> tuple[int, int] | None:
         """``(register, stride)`` when the loop with this header in ``ctx``
         is a *line walk*: the loop calls nothing; every data access in it is
-        to cacheable memory through ``register`` (a pointer of unknown value
-        or a range of known lines), at immediates that lie within one line
+        through ``register``, a pointer of unknown value into cacheable
+        memory (known lines are left to persistence), at immediates that lie within one line
         together with the stride; and the register's only write in the loop
         is ``addi register, register, stride``, ``0 < |stride| < line``, in a
         block on every way round the loop.  Then the accesses of one
@@ -359,7 +359,7 @@ class _Analysis:
                     if not ins.rs1 or ins.rs1 == 2 or reg is not None and ins.rs1 != reg:
                         return None
                     acc = self.daccess(ctx, ins)
-                    if acc.device != "no" or (acc.sym is None and acc.lines[self.sym_level] is None):
+                    if acc.device != "no" or acc.sym is None:
                         return None
                     reg = ins.rs1
                     imm = ins.imm if ins.cls in (InstrClass.LOAD, InstrClass.FP_LOAD, InstrClass.STORE,
@@ -881,9 +881,8 @@ class _Analysis:
                 # in a set not known here, it removes every other guarantee
                 dcat = WALK
                 runs.refill_elsewhere()
-                lines = acc.lines[k]
-                must[k] = must[k].access_unknown(None) if lines is None else must[k].access_range(lines)
-                may[k] = may[k].access_unknown(None) if lines is None else may[k].access_range(lines)
+                must[k] = must[k].access_unknown(None)
+                may[k] = may[k].access_unknown(None)
                 continue
             if acc.sym is not None and k == self.sym_level:
                 # No penalty in the pipeline: the misses of the run are
