@@ -123,3 +123,37 @@ def test_cli_switches_and_per_poll_handling(built, tmp_path: Path) -> None:
     assert out["off"]["bound_cycles"] > out["on"]["bound_cycles"]
     # one poll site: its own handling path is the worst one
     assert out["worst"]["bound_cycles"] == out["on"]["bound_cycles"]
+
+
+def test_exploration_budget_is_effort_not_time(built, monkeypatch) -> None:
+    """The unwinder's budget is counted in effort units (infeasible.Effort),
+    not processor time: a clock running three times as fast (a loaded
+    machine) explores the same edges with the same result; an empty budget
+    gives up on the first frame, saying so."""
+    import time
+
+    from kairos.wcet import infeasible
+    image = ElfImage(str(built["tested"]))
+    program = build_program(image, ["trap_entry"])
+    poll = image.symbol("preemption_point").addr
+    step = program.function("step")
+    site = next(blk.succs[0] for blk in step.blocks.values() if blk.call_target == poll)
+
+    def explore():
+        uw = unwind.Unwinder(program, {poll})
+        ex = uw.explore(step, site, unwind.NONZERO)
+        return ex.allowed, ex.returns, ex.gave_up, uw.effort.used
+
+    real = explore()
+    t0, clock = time.process_time(), time.process_time
+
+    class _Slow:
+        @staticmethod
+        def process_time():
+            return t0 + 3.0 * (clock() - t0)
+    monkeypatch.setattr(infeasible, "time", _Slow)
+    # (the effort itself is compared across fresh processes in test_infeasible:
+    # within one process z3's term ids, and so its effort, depend on its history)
+    assert explore()[:3] == real[:3] and real[3] > 0 and not real[2]
+    empty = unwind.Unwinder(program, {poll}, budget=0.0).explore(step, site, unwind.NONZERO)
+    assert empty.gave_up == "effort budget" and empty.returns == unwind.ANY
