@@ -1070,7 +1070,9 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
                             f"together", _item_sources(view, g, items, core), len(edges)))
             constraints.append(lambda g_, c=c: [c])
         if not new:
-            if found:
+            if effort.spent():          # the search was cut, not finished
+                ref.stopped = "processor-time safety net" if effort.safety_hit else "effort budget"
+            elif found:
                 ref.stopped = "no new conflict"
             break
         ref.iterations += 1
