@@ -35,7 +35,7 @@ def register(sub) -> None:
                    help="do not look for infeasible paths and flag facts (to measure their gain)")
     p.add_argument("--infeasible-budget", type=float, default=None, metavar="SECONDS",
                    help="effort for the infeasible-path refinement of each entry, in nominal seconds "
-                        "(deterministic solver units, the same on any machine; default 6)")
+                        "(deterministic solver units, the same on any machine; default 4)")
     p.add_argument("--assume-arrays-in-bounds", action="store_true",
                    help="assume a store to a global plus an index never writes a word the program "
                         "accesses at a constant address (documented in docs/wcet.md)")

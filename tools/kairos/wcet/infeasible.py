@@ -53,8 +53,10 @@ from kairos.wcet.isa import InstrClass
 #: default budget of the refinement of one entry, in nominal seconds: spent
 #: in z3 resource units (``smtloops.RLIMIT_PER_S`` per second) and in effort
 #: units for the Python work (``Effort``), which do not depend on the load,
-#: so the same binary and annotations give the same bound on any machine
-DEFAULT_BUDGET = 6.0
+#: so the same binary and annotations give the same bound on any machine.
+#: 4 nominal seconds (10 M units) take about the processor time the former
+#: 6-second time budget took on the kernel's entries (docs/wcet.md)
+DEFAULT_BUDGET = 4.0
 #: solver effort one check may take (z3 resource units, about two seconds)
 CHECK_RLIMIT = 5_000_000
 #: effort units of one instruction executed symbolically (the encoding's own
