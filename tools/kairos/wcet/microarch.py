@@ -82,6 +82,7 @@ AH, AM, PS, NC, DEV = "always-hit", "always-miss", "first-miss", "not-classified
 UNK = "unknown-address"
 SYM = "symbolic-line"      # through a pointer of unknown value; its misses are charged per run
 WALK = "line-walk"         # through the induction pointer of a line walk; charged per line (``walk``)
+COPY = "copy-walk"         # the load or store of a copy loop; charged per word and line (``copy``)
 #: misses of a line walk charged per entry of its loop, on top of the
 #: per-iteration share (the first line, the alignment, the last one)
 WALK_ENTRY_MISSES = 3
@@ -213,6 +214,7 @@ class _Analysis:
         self.entry = entry
         self.m = m
         self.rng = _range_fn(value_info)
+        self.value_info = value_info
         self.symbolic = getattr(value_info, "symbolic", None) if symbolic else None
         self.symbolic_defs = getattr(value_info, "symbolic_definitions", None) if symbolic else None
         # Object facts (``[[object]]``): function entry -> argument register
@@ -393,12 +395,83 @@ class _Analysis:
         return reg, stride
 
     def walk_share(self, ctx: Context, header: int) -> int:
-        """Cycles per iteration of a line walk's loop (charged on its header)."""
-        w = self.walk(ctx, header)
-        if w is None:
-            return 0
+        """Cycles per iteration of a line walk's or a copy's loop (charged on its header)."""
+        got = self.walk_charges.get((ctx, header))
+        return got[0] if got else 0
+
+    def copy(self, ctx: Context, header: int) -> int | None:
+        """The stride of a *copy walk* (docs/processor-model.md "Copies"):
+        the loop calls nothing; its only data accesses are one load and,
+        after it, one store, both in the header block, through pointers of
+        unknown value into cacheable memory; the load's register is
+        advanced by ``addi r, r, s`` (``0 < |s| < line``) in the header and
+        written nowhere else in the loop; the store's register likewise, or
+        computed in the header as the load's register plus a register the
+        loop does not write (the same stride).  None otherwise."""
+        f = self.ctx_func.get(ctx)
+        if f is None or self.symbolic is None:
+            return None
+        loop = next((lp for lp in self.loops_of(f).loops if lp.header == header and not lp.irreducible), None)
+        if loop is None:
+            return None
+        line = self.levels[self.sym_level].config.line
+        head = f.blocks[header]
+        mems: list[Instr] = []
+        written: dict[int, list[Instr]] = defaultdict(list)
+        for bs in loop.blocks:
+            blk = f.blocks[bs]
+            if blk.kind in (Term.CALL, Term.TAILCALL):
+                return None
+            for ins in blk.instrs:
+                if ins.cls in MEM_CLASSES:
+                    if bs != header:
+                        return None
+                    mems.append(ins)
+                for r in ins.writes:
+                    written[r].append(ins)
+        if len(mems) != 2 or mems[0].cls is not InstrClass.LOAD or mems[1].cls is not InstrClass.STORE:
+            return None
+        for ins in mems:
+            acc = self.daccess(ctx, ins)
+            if acc.sym is None or acc.device != "no" or not ins.rs1 or ins.rs1 == 2:
+                return None
+        r1, r2 = mems[0].rs1, mems[1].rs1
+        step = written.get(r1, [])
+        if r1 == r2 or len(step) != 1 or step[0] not in head.instrs or step[0].mnemonic != "addi" \
+                or step[0].rs1 != r1:
+            return None
+        stride = step[0].imm
+        if not 0 < abs(stride) < line:
+            return None
+        d = written.get(r2, [])
+        if len(d) != 1 or d[0] not in head.instrs:
+            return None
+        d = d[0]
+        same = d.mnemonic == "addi" and d.rs1 == r2 and d.imm == stride
+        derived = d.mnemonic == "add" and r1 in (d.rs1, d.rs2) and \
+            not written.get(d.rs2 if d.rs1 == r1 else d.rs1) and d.rs1 != d.rs2
+        if not (same or derived):
+            return None
+        for ins in mems:
+            if ins.mem_width + abs(stride) > line:
+                return None
+        return stride
+
+    def _charges(self) -> None:
+        """``walk_charges``: per line walk or copy loop, the cycles charged per
+        execution of its header and per entry (docs/processor-model.md)."""
+        self.walk_charges: dict[LoopKey, tuple[int, int]] = {}
         lv = self.levels[self.sym_level]
-        return -(-lv.miss_penalty * abs(w[1]) // lv.config.line)
+        line, pen = lv.config.line, lv.miss_penalty
+        m, w = self.m.memory_latency, self.m.writeback_latency
+        for lk in set(self.block_walk.values()):
+            wk = self.walk(*lk)
+            if wk is not None:
+                self.walk_charges[lk] = (-(-pen * abs(wk[1]) // line), WALK_ENTRY_MISSES * pen)
+                continue
+            s = self.copy(*lk)
+            self.walk_charges[lk] = (2 * m + w + -(-(m + 2 * w) * abs(s) // line),
+                                     WALK_ENTRY_MISSES * (m + 2 * w) + (m + w))
 
     def exits(self, ctx: Context, memo: dict) -> list[tuple[Context, int]]:
         """Blocks (in contexts) whose end returns from the function of ctx."""
@@ -876,10 +949,11 @@ class _Analysis:
         for k in self.data_levels:
             lv = self.levels[k]
             if k == self.sym_level and key in self.block_walk:
-                # a line walk (``walk``): its misses are charged per
-                # iteration and per entry of its loop; as a possible refill
-                # in a set not known here, it removes every other guarantee
-                dcat = WALK
+                # a line walk (``walk``) or a copy (``copy``): its misses are
+                # charged per iteration and per entry of its loop; as a
+                # possible refill in a set not known here, it removes every
+                # other guarantee
+                dcat = WALK if self.walk(*self.block_walk[key]) is not None else COPY
                 runs.refill_elsewhere()
                 must[k] = must[k].access_unknown(None)
                 may[k] = may[k].access_unknown(None)
@@ -1043,13 +1117,26 @@ class _Analysis:
         """``block_walk``: each block of a line walk's loop (``walk``), in
         its context, to the loop's key."""
         self.block_walk: dict[tuple[Context, int], LoopKey] = {}
+        self.walk_charges = {}
         if self.symbolic is None:             # off with the symbolic lines (for comparison)
             return
+        lv = self.levels[self.sym_level]
+        m, w = self.m.memory_latency, self.m.writeback_latency
+        bound = getattr(self.value_info, "_loop_bound", None)
         for ctx, f in self.ctx_func.items():
             for lp in self.loops_of(f).loops:
-                if self.walk(ctx, lp.header) is not None:
+                ok = self.walk(ctx, lp.header) is not None
+                if not ok and lv.miss_penalty == m + w and bound is not None:
+                    s = self.copy(ctx, lp.header)
+                    if s is not None:
+                        # only where it gains: a short copy pays less per access
+                        per = 2 * m + w + -(-(m + 2 * w) * abs(s) // lv.config.line)
+                        n = bound(self.loops_of(f), lp)
+                        ok = n is not None and n * (2 * (m + w) - per) > WALK_ENTRY_MISSES * (m + 2 * w) + m + w
+                if ok:
                     for bs in lp.blocks:
                         self.block_walk[(ctx, bs)] = (ctx, lp.header)
+        self._charges()
 
     def run(self) -> BlockCosts:
         self.build_graph()
@@ -1079,9 +1166,8 @@ class _Analysis:
                 bc.global_first_miss = pen
             else:
                 bc.first_miss[lk] = pen
-        pen = self.levels[self.sym_level].miss_penalty
-        for lk in set(self.block_walk.values()):
-            bc.first_miss[lk] = bc.first_miss.get(lk, 0) + WALK_ENTRY_MISSES * pen
+        for lk, (_per, entry) in self.walk_charges.items():
+            bc.first_miss[lk] = bc.first_miss.get(lk, 0) + entry
         return bc
 
 
