@@ -28,6 +28,11 @@
   iterations where nothing else refills: it pays ``ceil(penalty * stride /
   line)`` per iteration and ``WALK_ENTRY_MISSES`` misses per entry instead of
   a miss per access (``_Analysis.walk``, docs/processor-model.md).
+* **Copies.** A loop that loads a word and then stores it, both pointers
+  walking by the same stride: a source line missed again was evicted by
+  the store just before, and was clean (except once per line), so that
+  store wrote nothing back: ``2m + w`` per word plus a share per line
+  (``_Analysis.copy``), where the loop's bound makes it gain.
 * **Persistence.** For every loop (in every context) the lines it may touch,
   callees included, are counted per cache set; if a set receives at most
   ``analysis_ways`` distinct lines and no unknown access, those lines can
