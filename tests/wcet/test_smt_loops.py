@@ -107,15 +107,20 @@ def test_undecidable_annotation_is_trusted(fixed_program) -> None:
 def test_annotation_parameters_and_expressions() -> None:
     a = annmod.parse('[parameters]\nmsg = { default = 120 }\nrefills = { default = 8, define = "X" }\n'
                      '[[loop]]\nfunction = "f"\nloop = 2\nsource = "i < n"\nmax = "msg + 1"\n'
-                     '[[loop]]\nfunction = "g"\nparameter = "refills"\nof = "count"\n', "t.toml")
+                     '[[loop]]\nfunction = "g"\nparameter = "refills"\nof = "count"\n'
+                     '[[loop]]\nfunction = "h"\nparameter = "refills"\nleast = 1\n', "t.toml")
     assert a.loops[0].max == 121 and a.loops[0].index == 2 and a.loops[0].source == "i < n"
     assert a.loops[1].max is None and a.loops[1].parameter_value == 8 and a.parameters["refills"].define == "X"
+    assert a.loops[1].least == 0 and a.loops[2].least == 1
     bad = [('[[loop]]\nfunction = "f"\nmax = "nope + 1"\n', "unknown parameter 'nope'"),
            ('[[loop]]\nfunction = "f"\nmax = "__import__(1)"\n', "is not an expression over parameters"),
            ('[[loop]]\nfunction = "f"\nparameter = "p"\n', "not in [parameters]"),
            ('[[loop]]\nloop = 1\nmax = 3\n', "also need 'function'"),
            ('[[loop]]\nfunction = "f"\nloop = 0\nmax = 3\n', "loop must be >= 1"),
-           ('[parameters]\np = { default = 1, bogus = 2 }\n', "parameter p")]
+           ('[parameters]\np = { default = 1, bogus = 2 }\n', "parameter p"),
+           ('[[loop]]\nfunction = "f"\nmax = 3\nleast = 1\n', "'least' needs 'parameter'"),
+           ('[parameters]\np = { default = 4 }\n[[loop]]\nfunction = "f"\nparameter = "p"\nleast = 5\n',
+            "least = 5 must lie between 0 and p = 4")]
     for text, msg in bad:
         with pytest.raises(WcetError, match=re.escape(msg)):
             annmod.parse(text, "t.toml")

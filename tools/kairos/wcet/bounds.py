@@ -480,8 +480,9 @@ class BoundAnalysis:
             # the registers `of` names come from DWARF and the source text,
             # which the code bytes do not cover: they are part of the key
             named = tuple(r for r in q.candidates() if accept(r))
-            ans = smtloops.cached(key + ("parameter", la.parameter_value, named),
-                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named), q)
+            least = la.least
+            ans = smtloops.cached(key + ("parameter", la.parameter_value, named) + ((least,) if least else ()),
+                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named, least), q)
             if ans:
                 n, reg = ans
                 what = la.of or f"{cfgmod.reg_name(reg)} at loop entry"
@@ -490,7 +491,8 @@ class BoundAnalysis:
                     how = f"list from {what} of <= {la.parameter} nodes: {n}"
                 else:
                     how = f"<= {what} {'+' if c >= 0 else '-'} {abs(c)}"
-                res = LoopBound(n, f"{la.origin}: {how} with {la.parameter} = {la.parameter_value} (z3)",
+                given = f" and {what} >= {least}" if least else ""
+                res = LoopBound(n, f"{la.origin}: {how} with {la.parameter} = {la.parameter_value}{given} (z3)",
                                 kind="symbolic + parameter")
         self._param_bounds[pkey] = res
         return res

@@ -33,8 +33,9 @@ API (this module is the one home of the analyser's z3 semantics for loops):
 
 * ``LoopQuery(program, forest, loop, seed=None, const_memory=None)``
 * ``LoopQuery.bound(facts=()) -> int | None``: the smallest proven header
-  bound; ``facts`` are ``(register, maximum)`` constraints on values at
-  loop entry (unsigned), see ``parameter_bound``.
+  bound; ``facts`` are ``(register, maximum)`` or ``(register, maximum,
+  minimum)`` constraints on values at loop entry (unsigned), see
+  ``parameter_bound``.
 * ``LoopQuery.parameter_bound(maximum, name=None) -> (bound, register) | None``:
   a bound that holds when one value the loop starts from is at most
   ``maximum`` (the annotation's system parameter); ``name`` must then occur
@@ -94,7 +95,7 @@ SAFETY_FACTOR = 1.5
 #: summarised (its exit values then reach the loop being bounded).
 UNROLL_KNOWN = 32
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-5"
+ENCODING_VERSION = "smtloops-6"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -619,8 +620,9 @@ class LoopQuery:
     # -- queries ------------------------------------------------------------------
     def _unroller(self, modelled: set[int], facts: Iterable[tuple[int, int]] = ()):
         rel = self.slice_for(modelled)
-        rel = rel | {r for r, _m in facts}
-        if any(self.walk_field(r) is not None for r, _m in facts):
+        facts = [_fact(f) for f in facts]
+        rel = rel | {r for r, _m, _l in facts}
+        if any(self.walk_field(r) is not None for r, _m, _l in facts):
             rel = rel | {MEM}
         if MEM in rel and self.private_calls:
             rel = rel | {2}          # the frame a call keeps is found from sp
@@ -633,7 +635,7 @@ class LoopQuery:
             raise _Giveup("loop not entered")
         if entered is not True:
             solver.add(entered)
-        for r, mx in facts:
+        for r, mx, least in facts:
             v = st0.regs.get(r)
             if v is None:
                 raise _Giveup("fact on an unmodelled register")
@@ -641,8 +643,12 @@ class LoopQuery:
             if off is not None:
                 solver.add(self._list_fact(st0, v, off, mx))
                 continue
-            solver.add(z3.ULE(_bv(v), z3.BitVecVal(mx, 64)) if not isinstance(v, int) else
-                       z3.BoolVal(v <= mx))
+            if isinstance(v, int):
+                solver.add(z3.BoolVal(least <= v <= mx))
+                continue
+            solver.add(z3.ULE(v, z3.BitVecVal(mx, 64)))
+            if least:
+                solver.add(z3.UGE(v, z3.BitVecVal(least, 64)))
         return solver, st0, rel
 
     def walk_field(self, reg: int) -> int | None:
@@ -761,7 +767,7 @@ class LoopQuery:
 
     def _bound_here(self, facts) -> int | None:
         best: int | None = None
-        fregs = {r for r, _m in facts}
+        fregs = {_fact(f)[0] for f in facts}
         fb = self.func.blocks
         choices = sorted(self._choices(), key=lambda m: not any(
             r in fregs for b in m for r in (fb[b].last.rs1, fb[b].last.rs2)))
@@ -801,17 +807,29 @@ class LoopQuery:
             out += [i.addr for i in blk.instrs if reg in i.writes]
         return out
 
-    def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None
-                        ) -> tuple[int, int] | None:
+    def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None,
+                        least: int = 0) -> tuple[int, int] | None:
         """(bound, register) for the first candidate register that ``accept``s
-        and gives a bound when its value at loop entry is at most ``maximum``."""
+        and gives a bound when its value at loop entry is at most ``maximum``
+        (and at least ``least``).  Every candidate is tried in the cheaper
+        model before any in the next: a candidate whose slice needs the
+        memory model must not spend the budget a register-only slice of
+        another would prove the bound with."""
         regs = [r for r in self.candidates() if accept is None or accept(r)]
-        for r in regs:
-            # a stated fact is worth more effort than a guess (few loops have
-            # one); the candidates share the budget
-            b = self.bound([(r, maximum)], budget=PARAMETER_BUDGET_S / len(regs))
-            if b is not None:
-                return b, r
+        if not regs or self.loop.irreducible or self.loop.is_infinite:
+            return None
+        # a stated fact is worth more effort than a guess (few loops have
+        # one); the candidates share the budget
+        for _ in self._tiers(PARAMETER_BUDGET_S / len(regs)):
+            if not self.prefix:
+                continue        # a fact is about the value the guards before the loop let in
+            tier_effort = self.effort
+            for r in regs:
+                self._budget(tier_effort / RLIMIT_PER_S)
+                b = self._bound_here([(r, maximum, least)])
+                if b is not None:
+                    self.prefix, self.memory = True, True
+                    return b, r
         return None
 
     def check(self, claimed: int) -> str:
@@ -862,6 +880,11 @@ class LoopQuery:
         finally:
             self.prefix, self.memory = True, True
         return "unknown"
+
+
+def _fact(f: tuple) -> tuple[int, int, int]:
+    """(register, maximum, minimum) of a fact given with or without its minimum."""
+    return (f[0], f[1], f[2]) if len(f) > 2 else (f[0], f[1], 0)
 
 
 def _rlimit_used(solver) -> int:
