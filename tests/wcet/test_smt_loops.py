@@ -259,3 +259,33 @@ def test_annotated_loop_is_checked_not_searched_twice(fixed_program) -> None:
         smtloops.LoopQuery.bound = orig
     assert b.max == 10 and b.kind == "automatic" and "proved by z3: at most 10" in b.source, b
     assert calls == [], "the solver searched the annotated loop besides checking it"
+
+
+def test_format_walk_is_bounded_from_its_call_sites(fixed_program) -> None:
+    """kprintf's loops depend on its format string, unknown inside kprintf:
+    with the constant argument at each call site (the panic format in
+    .rodata) the abstract execution walks the string, summarising the
+    inner kputs loop of a %s argument (unknown), and bounds the walk by the
+    format's length; the width and length-modifier loops are never entered.
+    The kputs loop itself stays without a bound (its string is unknown)."""
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.loops import find_loops
+    ba = BoundAnalysis(fixed_program)
+    ba.smt = False
+    fo = find_loops(fixed_program.function("kprintf"))
+    loops = sorted(fo.loops, key=lambda lp: lp.header)
+    fmt = "\nKAIROS PANIC at %s:%d: %s\n"
+    assert fmt.encode() + b"\0" in b"".join(s.data for s in fixed_program.image.sections if not s.nobits)
+    got = []
+    for lp in loops:
+        assert ba.cheap_bound(fo, lp) is None or lp.parent is not None
+        b = ba.call_site_bound(fo, lp)
+        got.append(None if b is None else b.max)
+    # one header execution per character, a conversion taking two
+    assert got[0] == len(fmt) - fmt.count("%") and "1 call site" in ba.call_site_bound(fo, loops[0]).source
+    assert got[1:4] == [1, 1, None]
+    # an entry of the program is reached without a call site: no such fact
+    from kairos.wcet.cfg import build_program
+    alone = build_program(fixed_program.image, ["trap_entry", "kprintf"], noreturn=["kernel_panic"])
+    efo = find_loops(alone.function("kprintf"))
+    assert BoundAnalysis(alone).call_site_bound(efo, min(efo.loops, key=lambda lp: lp.header)) is None
