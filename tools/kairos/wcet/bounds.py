@@ -233,6 +233,7 @@ class BoundAnalysis:
         self._auto: dict[tuple[int, int], LoopBound | None] = {}
         self._cheap: dict[tuple[int, int], LoopBound | None] = {}
         self._ctx_consts: dict[tuple[int, tuple[int, ...]], dict[int, dict[int, int]]] = {}
+        self._seed_consts: dict[tuple, dict[int, dict[int, int]]] = {}
         self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
         self._absexec_cache: dict[tuple, dict[int, int]] = {}
         self._ann_match_cache: dict[tuple, bool] = {}
@@ -306,7 +307,12 @@ class BoundAnalysis:
             cin = self.consts_in_context(caller, ctx[:-1])
             out = self._out_consts(caller, cblock, cin, clobber=False)
             seed = {r: v for r, v in out.items() if r in (2, 3, 4) or 10 <= r <= 17}
-        c = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
+        # contexts that give the function the same constants share one
+        # result object: the caches of the bound methods are keyed by its id
+        skey = (id(func), tuple(sorted(seed.items())))
+        c = self._seed_consts.get(skey)
+        if c is None:
+            c = self._seed_consts[skey] = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
         self._ctx_consts[key] = c
         return c
 
@@ -358,10 +364,12 @@ class BoundAnalysis:
         b = self.cheap_bound(forest, loop)
         if b is not None or not ctx:
             return b
-        key = (id(loop.func), loop.header, ctx)
+        cin = self.consts_in_context(loop.func, ctx)
+        # by the constants, not the call string: contexts with the same
+        # constants share the answer (``consts_in_context`` shares the object)
+        key = (id(loop.func), loop.header, id(cin))
         if key not in self._auto_ctx:
             try:
-                cin = self.consts_in_context(loop.func, ctx)
                 r = self._auto_bound(forest, loop, cin)
                 if r is not None:
                     r = LoopBound(r.max, r.source + " (constant arguments in this context)")

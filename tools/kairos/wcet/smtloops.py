@@ -95,7 +95,7 @@ SAFETY_FACTOR = 1.5
 #: summarised (its exit values then reach the loop being bounded).
 UNROLL_KNOWN = 32
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-6"
+ENCODING_VERSION = "smtloops-7"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -232,9 +232,12 @@ class LoopQuery:
         self._budget(LOOP_BUDGET_S)
         #: proven header bounds of other loops of the function: those not
         #: around this loop are unrolled instead of summarised
-        self.known_bounds = {h: n for h, n in (known_bounds or {}).items()
-                             if h != loop.header and loop.header not in self.loop_of_header[h].blocks
-                             and n <= UNROLL_KNOWN}
+        #: proven bounds of the other loops not around this one (an
+        #: induction variable's exit value then lies in a known range)
+        self.other_bounds = {h: n for h, n in (known_bounds or {}).items()
+                             if h != loop.header and h in self.loop_of_header
+                             and loop.header not in self.loop_of_header[h].blocks}
+        self.known_bounds = {h: n for h, n in self.other_bounds.items() if n <= UNROLL_KNOWN}
         self.frame_size = _frame_size(self.func)
         #: (address, width) -> (lo, hi): globals only ever stored with
         #: constants in that range (``infeasible.ProgramFacts.value_range``)
@@ -482,6 +485,49 @@ class LoopQuery:
             out.mem = self._fresh_mem()
         return out
 
+    def _iv_summary(self, st: _State, lp: Loop, rel: frozenset[int], exact: bool):
+        """(condition, header state) of a loop with a proven bound ``B``: the
+        state ``_havoc_loop`` gives, except that an induction variable
+        ``r += c`` (one definition in the loop, outside its inner loops) has
+        been stepped ``u`` times at any execution of the header, ``u <= B -
+        1`` (at most once per completed iteration): ``r = r0 + c*u``, a fresh
+        ``u`` per variable.  With ``exact`` (where the loop could be
+        unrolled instead), None unless the induction variables are all the
+        slice needs from the loop: only their ranges are then lost, not
+        values that reach the loop being bounded through other registers or
+        memory (``print_digits``)."""
+        fb = self.func.blocks
+        defs: dict[int, list] = {}
+        for b in lp.blocks:
+            blk = fb[b]
+            for ins in blk.instrs:
+                for w in ins.writes:
+                    if w in rel:
+                        defs.setdefault(w, []).append((b, ins))
+                if exact and MEM in rel and ins.cls in (InstrClass.STORE, InstrClass.AMO, InstrClass.SC,
+                                                        InstrClass.FP_STORE):
+                    return None
+            if blk.kind in (Term.CALL, Term.TAILCALL) and exact and (MEM in rel or rel & CALLER_SAVED):
+                return None
+        n = self.other_bounds[lp.header]
+        cond = True
+        out = self._havoc_loop(st, lp, rel)
+        for r, dl in defs.items():
+            b, ins = dl[0]
+            if len(dl) != 1 or ins.mnemonic != "addi" or ins.rs1 != r or ins.rd != r \
+                    or self.forest.innermost.get(b) is not lp \
+                    or (r in CALLER_SAVED and any(fb[x].kind in (Term.CALL, Term.TAILCALL) for x in lp.blocks)):
+                if exact:
+                    return None
+                continue        # forgotten by _havoc_loop
+            u = self._fresh_bv("steps")
+            cond = _and(cond, z3.ULE(u, z3.BitVecVal(n - 1, 64)))
+            r0 = st.regs.get(r)
+            if r0 is None:
+                r0 = self._fresh_bv(f"x{r}")
+            out.regs[r] = _bv(r0) + z3.BitVecVal(ins.imm & MASK64, 64) * u
+        return cond, out
+
     def _merge(self, flows: list[tuple[object, _State]]) -> tuple[object, _State]:
         pcs = [c for c, _ in flows]
         pc = _or(pcs)
@@ -541,12 +587,21 @@ class LoopQuery:
                 continue
             if bs != start and bs in self.loop_of_header:
                 lp = self.loop_of_header[bs]
-                if bs in self.known_bounds:
+                # unrolled in the memory model only (its values reach this
+                # loop through memory too); else, and for longer loops, the
+                # induction variables' ranges and the rest forgotten
+                unroll = bs in self.known_bounds and self.memory
+                summary = self._iv_summary(st, lp, rel, exact=unroll) if bs in self.other_bounds else None
+                if summary is not None:
+                    cond, st = summary
+                    pc = _and(pc, cond)
+                elif unroll:
                     at[bs] = (pc, st)
                     for src, dst, epc, out in self._unroll(lp, pc, st, rel, modelled):
                         flow(src, dst, epc, out)
                     continue
-                st = self._havoc_loop(st, lp, rel)
+                else:
+                    st = self._havoc_loop(st, lp, rel)
             at[bs] = (pc, st)
             out = self._run_block(bs, st, rel)
             for s, c in self._succ_conds(bs, out, modelled, rel).items():
