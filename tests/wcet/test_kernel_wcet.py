@@ -62,3 +62,28 @@ def test_refill_loop_bounds_follow_the_enforced_cap() -> None:
             "refills_per_sc"}
     assert all("ASSUMPTION" not in l.get("note", "") for l in loops
                if l.get("function") in ("merge_overlapping", "sporadic_charge"))
+
+
+def test_refill_pop_loops_are_bounded_from_the_refill_invariant() -> None:
+    """merge_overlapping and sporadic_charge's small-head loop pop refills
+    while the count is above 1: the fact refill_count <= refills_per_sc
+    alone allows a count of 0, which the model would decrement past 1 for
+    2^32 steps; with `least = 1` (the proved invariant's lower half) the
+    solver bounds both from the parameter, one pop fewer than the ring's
+    size."""
+    from kairos.wcet import annotations as annmod
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    from kairos.wcet.loops import find_loops
+    from kairos.wcet.anchors import loop_order
+    ann = annmod.load(str(ANNOTATIONS))
+    cap = kernel_max_refills()
+    program = build_program(ElfImage(str(KERNEL)), ["trap_entry"], noreturn=ann.noreturn)
+    ba = BoundAnalysis(program, ann)
+    for func, index in (("merge_overlapping", 0), ("sporadic_charge", 1)):
+        fo = find_loops(program.function(func))
+        lp = loop_order(program.image, fo)[index]
+        b = ba.bound(fo, lp, [func])
+        assert b.kind == "symbolic + parameter" and b.max == cap - 1, (func, b)
+        assert "refill_count >= 1" in b.source

@@ -107,15 +107,20 @@ def test_undecidable_annotation_is_trusted(fixed_program) -> None:
 def test_annotation_parameters_and_expressions() -> None:
     a = annmod.parse('[parameters]\nmsg = { default = 120 }\nrefills = { default = 8, define = "X" }\n'
                      '[[loop]]\nfunction = "f"\nloop = 2\nsource = "i < n"\nmax = "msg + 1"\n'
-                     '[[loop]]\nfunction = "g"\nparameter = "refills"\nof = "count"\n', "t.toml")
+                     '[[loop]]\nfunction = "g"\nparameter = "refills"\nof = "count"\n'
+                     '[[loop]]\nfunction = "h"\nparameter = "refills"\nleast = 1\n', "t.toml")
     assert a.loops[0].max == 121 and a.loops[0].index == 2 and a.loops[0].source == "i < n"
     assert a.loops[1].max is None and a.loops[1].parameter_value == 8 and a.parameters["refills"].define == "X"
+    assert a.loops[1].least == 0 and a.loops[2].least == 1
     bad = [('[[loop]]\nfunction = "f"\nmax = "nope + 1"\n', "unknown parameter 'nope'"),
            ('[[loop]]\nfunction = "f"\nmax = "__import__(1)"\n', "is not an expression over parameters"),
            ('[[loop]]\nfunction = "f"\nparameter = "p"\n', "not in [parameters]"),
            ('[[loop]]\nloop = 1\nmax = 3\n', "also need 'function'"),
            ('[[loop]]\nfunction = "f"\nloop = 0\nmax = 3\n', "loop must be >= 1"),
-           ('[parameters]\np = { default = 1, bogus = 2 }\n', "parameter p")]
+           ('[parameters]\np = { default = 1, bogus = 2 }\n', "parameter p"),
+           ('[[loop]]\nfunction = "f"\nmax = 3\nleast = 1\n', "'least' needs 'parameter'"),
+           ('[parameters]\np = { default = 4 }\n[[loop]]\nfunction = "f"\nparameter = "p"\nleast = 5\n',
+            "least = 5 must lie between 0 and p = 4")]
     for text, msg in bad:
         with pytest.raises(WcetError, match=re.escape(msg)):
             annmod.parse(text, "t.toml")
@@ -254,3 +259,33 @@ def test_annotated_loop_is_checked_not_searched_twice(fixed_program) -> None:
         smtloops.LoopQuery.bound = orig
     assert b.max == 10 and b.kind == "automatic" and "proved by z3: at most 10" in b.source, b
     assert calls == [], "the solver searched the annotated loop besides checking it"
+
+
+def test_format_walk_is_bounded_from_its_call_sites(fixed_program) -> None:
+    """kprintf's loops depend on its format string, unknown inside kprintf:
+    with the constant argument at each call site (the panic format in
+    .rodata) the abstract execution walks the string, summarising the
+    inner kputs loop of a %s argument (unknown), and bounds the walk by the
+    format's length; the width and length-modifier loops are never entered.
+    The kputs loop itself stays without a bound (its string is unknown)."""
+    from kairos.wcet.bounds import BoundAnalysis
+    from kairos.wcet.loops import find_loops
+    ba = BoundAnalysis(fixed_program)
+    ba.smt = False
+    fo = find_loops(fixed_program.function("kprintf"))
+    loops = sorted(fo.loops, key=lambda lp: lp.header)
+    fmt = "\nKAIROS PANIC at %s:%d: %s\n"
+    assert fmt.encode() + b"\0" in b"".join(s.data for s in fixed_program.image.sections if not s.nobits)
+    got = []
+    for lp in loops:
+        assert ba.cheap_bound(fo, lp) is None or lp.parent is not None
+        b = ba.call_site_bound(fo, lp)
+        got.append(None if b is None else b.max)
+    # one header execution per character, a conversion taking two
+    assert got[0] == len(fmt) - fmt.count("%") and "1 call site" in ba.call_site_bound(fo, loops[0]).source
+    assert got[1:4] == [1, 1, None]
+    # an entry of the program is reached without a call site: no such fact
+    from kairos.wcet.cfg import build_program
+    alone = build_program(fixed_program.image, ["trap_entry", "kprintf"], noreturn=["kernel_panic"])
+    efo = find_loops(alone.function("kprintf"))
+    assert BoundAnalysis(alone).call_site_bound(efo, min(efo.loops, key=lambda lp: lp.header)) is None

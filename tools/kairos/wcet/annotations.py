@@ -33,6 +33,8 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
     loop = 1                       # X the loop starts from, given X <= the
     parameter = "max_refills"      # parameter; `of` must occur in the source
     of = "refill_count"            # line that computes X
+    least = 1                      # optional: and X >= 1 (an invariant of the
+                                   # system, like the parameter itself)
 
     [[loop]]
     address = 0x80201a3c           # any instruction address inside the loop
@@ -112,6 +114,7 @@ class LoopAnnotation:
     parameter: str | None = None    # name in [parameters] bounding the loop's start value
     parameter_value: int | None = None
     of: str | None = None           # identifier on the line computing that value
+    least: int = 0                  # `least = N`: that value is also at least N (a stated invariant)
     path: str = ""                  # the annotation file
     limit: bool = False            # applies even where an automatic bound exists
     expression: str | None = None  # the parameter expression max came from
@@ -283,7 +286,7 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
         if not isinstance(ent, dict):
             raise WcetError(f"{origin}: must be a table")
         extra = set(ent) - {"function", "address", "line", "max", "context", "note", "limit", "loop", "source",
-                            "parameter", "of"}
+                            "parameter", "of", "least"}
         if extra:
             raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
         if "max" not in ent and "parameter" not in ent:
@@ -314,8 +317,13 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
                 if not isinstance(ent["of"], str) or not ent["of"].strip():
                     raise WcetError(f"{origin}: of must be an identifier")
                 la.of = ent["of"].strip()
-        elif "of" in ent:
-            raise WcetError(f"{origin}: 'of' needs 'parameter'")
+            if "least" in ent:
+                la.least = _int(ent["least"], "least", origin)
+                if not 0 <= la.least <= la.parameter_value:
+                    raise WcetError(f"{origin}: least = {la.least} must lie between 0 and "
+                                    f"{pn} = {la.parameter_value}")
+        elif "of" in ent or "least" in ent:
+            raise WcetError(f"{origin}: '{'of' if 'of' in ent else 'least'}' needs 'parameter'")
         if "loop" in ent:
             la.index = _int(ent["loop"], "loop", origin)
             if la.index < 1:

@@ -54,6 +54,8 @@ from kairos.wcet.loops import Loop, LoopForest
 GLOBAL_RANGES = False
 
 MAX_SIMULATED_ITERATIONS = 1 << 20
+#: Most call sites of one function ``call_site_bound`` analyses one by one.
+MAX_CALL_SITES = 32
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,10 @@ BOUND_PROVIDERS: list[BoundProvider] = []
 
 class _Cannot(Exception):
     pass
+
+
+class _NoProgress(_Cannot):
+    """An interpreted loop whose state repeats: its exit depends on unknown values."""
 
 
 def _eval(e: tuple, env: dict, load) -> int:
@@ -227,6 +233,7 @@ class BoundAnalysis:
         self._auto: dict[tuple[int, int], LoopBound | None] = {}
         self._cheap: dict[tuple[int, int], LoopBound | None] = {}
         self._ctx_consts: dict[tuple[int, tuple[int, ...]], dict[int, dict[int, int]]] = {}
+        self._seed_consts: dict[tuple, dict[int, dict[int, int]]] = {}
         self._auto_ctx: dict[tuple[int, int, tuple[int, ...]], LoopBound | None] = {}
         self._absexec_cache: dict[tuple, dict[int, int]] = {}
         self._ann_match_cache: dict[tuple, bool] = {}
@@ -240,6 +247,8 @@ class BoundAnalysis:
         #: the smallest bound a "proved" check found (<= the annotation's max)
         self._proved: dict[tuple, int] = {}
         self._param_bounds: dict[tuple, LoopBound | None] = {}
+        self._site_bounds: dict[tuple, LoopBound | None] = {}
+        self._site_consts: dict[tuple, dict] = {}
         self._source_text = None
         #: use the SMT method (``--no-smt`` switches it off for comparison)
         self.smt = True
@@ -298,7 +307,12 @@ class BoundAnalysis:
             cin = self.consts_in_context(caller, ctx[:-1])
             out = self._out_consts(caller, cblock, cin, clobber=False)
             seed = {r: v for r, v in out.items() if r in (2, 3, 4) or 10 <= r <= 17}
-        c = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
+        # contexts that give the function the same constants share one
+        # result object: the caches of the bound methods are keyed by its id
+        skey = (id(func), tuple(sorted(seed.items())))
+        c = self._seed_consts.get(skey)
+        if c is None:
+            c = self._seed_consts[skey] = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed)
         self._ctx_consts[key] = c
         return c
 
@@ -350,10 +364,12 @@ class BoundAnalysis:
         b = self.cheap_bound(forest, loop)
         if b is not None or not ctx:
             return b
-        key = (id(loop.func), loop.header, ctx)
+        cin = self.consts_in_context(loop.func, ctx)
+        # by the constants, not the call string: contexts with the same
+        # constants share the answer (``consts_in_context`` shares the object)
+        key = (id(loop.func), loop.header, id(cin))
         if key not in self._auto_ctx:
             try:
-                cin = self.consts_in_context(loop.func, ctx)
                 r = self._auto_bound(forest, loop, cin)
                 if r is not None:
                     r = LoopBound(r.max, r.source + " (constant arguments in this context)")
@@ -361,6 +377,46 @@ class BoundAnalysis:
             except _Cannot:
                 self._auto_ctx[key] = None
         return self._auto_ctx[key]
+
+    def call_site_bound(self, forest: LoopForest, loop: Loop) -> LoopBound | None:
+        """Largest bound over the call sites of the loop's function, each
+        with the constant arguments there (constant propagation in the
+        caller, context-free): a fact of the call sites for a function whose
+        callers share one context, such as ``kprintf`` walking a format
+        string in read-only data.  None unless every site gives a bound.  An
+        entry of the program has no call site for every way in; a function
+        with more than ``MAX_CALL_SITES`` sites is not tried."""
+        func = loop.func
+        key = (id(func), loop.header)
+        if key in self._site_bounds:
+            return self._site_bounds[key]
+        res = None
+        sites = [(f, bs) for f in self.program.functions.values() for bs, callee in f.calls
+                 if callee == func.entry]
+        if sites and len(sites) <= MAX_CALL_SITES and func.entry not in self.program.entries.values() \
+                and not loop.irreducible:
+            best: LoopBound | None = None
+            for f, bs in sites:
+                cin = self._site_consts.get((f.entry, bs))
+                if cin is None:
+                    out = self._out_consts(f, bs, clobber=False)
+                    seed = {r: v for r, v in out.items() if r in (2, 3, 4) or 10 <= r <= 17}
+                    cin = cfgmod.constant_registers(func.blocks, func.entry, self.image, seed, fold_readonly=True)
+                    self._site_consts[(f.entry, bs)] = cin     # alive: caches are keyed by its id
+                try:
+                    b = self._auto_bound(forest, loop, cin)
+                except _Cannot:
+                    b = None
+                if b is None:
+                    best = None
+                    break
+                if best is None or b.max > best.max:
+                    best = b
+            if best is not None:
+                res = LoopBound(best.max, best.source + f" (constant arguments at each of {len(sites)} call "
+                                                       f"site(s), the largest bound)")
+        self._site_bounds[key] = res
+        return res
 
     def auto_bound_in_context(self, forest: LoopForest, loop: Loop, ctx: tuple[int, ...]) -> LoopBound | None:
         """Automatic bound using constant arguments along the call string:
@@ -480,8 +536,9 @@ class BoundAnalysis:
             # the registers `of` names come from DWARF and the source text,
             # which the code bytes do not cover: they are part of the key
             named = tuple(r for r in q.candidates() if accept(r))
-            ans = smtloops.cached(key + ("parameter", la.parameter_value, named),
-                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named), q)
+            least = la.least
+            ans = smtloops.cached(key + ("parameter", la.parameter_value, named) + ((least,) if least else ()),
+                                  lambda: q.parameter_bound(la.parameter_value, lambda r: r in named, least), q)
             if ans:
                 n, reg = ans
                 what = la.of or f"{cfgmod.reg_name(reg)} at loop entry"
@@ -490,7 +547,8 @@ class BoundAnalysis:
                     how = f"list from {what} of <= {la.parameter} nodes: {n}"
                 else:
                     how = f"<= {what} {'+' if c >= 0 else '-'} {abs(c)}"
-                res = LoopBound(n, f"{la.origin}: {how} with {la.parameter} = {la.parameter_value} (z3)",
+                given = f" and {what} >= {least}" if least else ""
+                res = LoopBound(n, f"{la.origin}: {how} with {la.parameter} = {la.parameter_value}{given} (z3)",
                                 kind="symbolic + parameter")
         self._param_bounds[pkey] = res
         return res
@@ -731,6 +789,8 @@ class BoundAnalysis:
             return pre
         anns = self._annotations_for(loop, chain)
         auto = self.cheap_bound_in_context(forest, loop, ctx)
+        if auto is None:
+            auto = self.call_site_bound(forest, loop)
         params: dict[int, LoopBound | None] = {}
         if auto is None:
             params = {id(la): self._parameter_bound(forest, loop, la) for la in anns if la.parameter is not None}
@@ -948,6 +1008,8 @@ class _AbsExec:
         self.func = forest.func
         self.steps = 0
         self.result: dict = {}
+        #: headers of loops summarised in some iteration: no count for them
+        self.unknown: set[int] = set()
         #: data addresses seen per memory instruction: (lo, hi) hull or None (unknown)
         self.mem: dict[int, tuple[int, int] | None] = {}
         order = cfgmod._rpo(self.func.blocks, self.func.entry)
@@ -992,6 +1054,15 @@ class _AbsExec:
 
     def _succs(self, bs: int, st: dict[int, tuple]) -> list[int]:
         blk = self.func.blocks[bs]
+        if blk.kind is Term.SWITCH:
+            # a jump table indexed by a known value: its entry, read from
+            # read-only data like every load at a known address, is the target
+            t = st.get(blk.last.rs1, _UNK) if blk.last.rs1 else _UNK
+            if t[0] == "c":
+                tgt = (t[1] + blk.last.imm) & MASK64 & ~1
+                if tgt in blk.succs:
+                    return [tgt]
+            return list(blk.succs)
         if blk.kind is not Term.BRANCH or len(blk.succs) < 2:
             return list(blk.succs)
         br = blk.last
@@ -1038,8 +1109,16 @@ class _AbsExec:
                 if st is None:
                     continue
                 if bs in children and bs != loop.header:
-                    outs, ccount = self._simulate(children[bs], st)
-                    child_totals[bs] = child_totals.get(bs, 0) + ccount
+                    try:
+                        outs, ccount = self._simulate(children[bs], st)
+                        child_totals[bs] = child_totals.get(bs, 0) + ccount
+                    except _NoProgress:
+                        # an inner loop whose exit depends on unknown values
+                        # (kputs of a string argument): its count stays
+                        # unknown here, the enclosing loop's does not depend
+                        # on it; every exit is taken with what it writes forgotten
+                        outs = self._summarise(children[bs], st)
+                        child_totals[bs] = 0
                     flows = [(dst, s2, src) for (src, dst), s2 in outs.items()]
                 else:
                     st2 = self._run_block(bs, st)
@@ -1052,12 +1131,36 @@ class _AbsExec:
                     else:
                         ins[dst] = self._join(ins.get(dst), s2)
             if back is not None and back == state and prev is not None and prev == state:
-                raise _Cannot("no progress")
+                raise _NoProgress("no progress")
             prev, state = state, back
         self.result[loop.header] = max(self.result.get(loop.header, 0), count)
         for h, t in child_totals.items():
             self.result[("total", h)] = max(self.result.get(("total", h), 0), t)
         return exits, count
+
+    def _summarise(self, loop: Loop, st: dict[int, tuple]) -> dict[tuple[int, int], dict]:
+        """Exit states of a loop that was not interpreted: every exit edge is
+        possible, with the registers the loop (or a call in it) may write
+        unknown.  The loop and its inner loops get no count from this
+        interpretation, and their memory accesses no address hull."""
+        blocks = self.func.blocks
+        out = dict(st)
+        for b in loop.blocks:
+            blk = blocks[b]
+            for ins in blk.instrs:
+                for w in ins.writes:
+                    if w < 32:
+                        out[w] = _UNK
+                if ins.mem_width:
+                    self.mem[ins.addr] = None
+            if blk.kind in (Term.CALL, Term.TAILCALL):
+                for r in CALLER_SAVED:
+                    out[r] = _UNK
+        self.unknown.add(loop.header)
+        for lp in self.forest.loops:
+            if lp.header in loop.blocks:
+                self.unknown.add(lp.header)
+        return {e: dict(out) for e in loop.exit_edges}
 
 
 def _absexec_bounds(ba: "BoundAnalysis", forest: LoopForest, outer: Loop, cin: dict | None) -> dict[int, int]:
@@ -1071,5 +1174,16 @@ def _absexec_bounds(ba: "BoundAnalysis", forest: LoopForest, outer: Loop, cin: d
         return {}
     ae = _AbsExec(ba, forest)
     ae.simulate(outer, init)
+    # a loop of the nest that no followed path entered (the format has no
+    # width digits) is not entered from this state: one header execution
+    # bounds it (the interpretation follows both ways of every branch whose
+    # operands it does not know)
+    for lp in forest.loops:
+        if lp is not outer and lp.header in outer.blocks and lp.header not in ae.result \
+                and lp.header not in ae.unknown:
+            ae.result[lp.header] = 1
+    for h in ae.unknown:
+        ae.result.pop(h, None)
+        ae.result.pop(("total", h), None)
     ae.result[("mem",)] = ae.mem
     return ae.result

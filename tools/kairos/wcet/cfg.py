@@ -540,11 +540,14 @@ CALLER_SAVED = frozenset({1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30
 
 
 def constant_registers(blocks: dict[int, BasicBlock], entry: int, image: ElfImage,
-                       init_regs: dict[int, int] | None = None) -> dict[int, dict[int, int]]:
+                       init_regs: dict[int, int] | None = None,
+                       fold_readonly: bool = False) -> dict[int, dict[int, int]]:
     """Forward constant propagation over one function's blocks: for each block
     start, the registers holding a known constant on every path to it.  ``gp``
     is seeded with ``__global_pointer$`` when the image has one; calls clobber
-    the caller-saved registers (standard ABI)."""
+    the caller-saved registers (standard ABI).  With ``fold_readonly`` a load
+    from a known address in read-only data gives the constant stored there
+    (e.g. the first character of a constant format string)."""
     init: dict[int, int] = dict(init_regs or {})
     if image.gp is not None:
         init[3] = image.gp
@@ -562,6 +565,11 @@ def constant_registers(blocks: dict[int, BasicBlock], entry: int, image: ElfImag
             regs = {r: _c(v) for r, v in state_in[s].items()}
             for ins in b.instrs:
                 sym_step(regs, ins)
+                if fold_readonly and ins.cls is InstrClass.LOAD and ins.rd and regs.get(ins.rd, UNKNOWN)[0] == "ld":
+                    try:
+                        regs[ins.rd] = _c(evaluate(regs[ins.rd], {}, image))
+                    except (KeyError, ValueError):
+                        pass
             out = {r: e[1] for r, e in regs.items() if e[0] == "c" and r != 0}
             if b.kind is Term.CALL:
                 for r in CALLER_SAVED:

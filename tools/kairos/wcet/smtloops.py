@@ -33,8 +33,9 @@ API (this module is the one home of the analyser's z3 semantics for loops):
 
 * ``LoopQuery(program, forest, loop, seed=None, const_memory=None)``
 * ``LoopQuery.bound(facts=()) -> int | None``: the smallest proven header
-  bound; ``facts`` are ``(register, maximum)`` constraints on values at
-  loop entry (unsigned), see ``parameter_bound``.
+  bound; ``facts`` are ``(register, maximum)`` or ``(register, maximum,
+  minimum)`` constraints on values at loop entry (unsigned), see
+  ``parameter_bound``.
 * ``LoopQuery.parameter_bound(maximum, name=None) -> (bound, register) | None``:
   a bound that holds when one value the loop starts from is at most
   ``maximum`` (the annotation's system parameter); ``name`` must then occur
@@ -94,7 +95,7 @@ SAFETY_FACTOR = 1.5
 #: summarised (its exit values then reach the loop being bounded).
 UNROLL_KNOWN = 32
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-5"
+ENCODING_VERSION = "smtloops-7"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -224,15 +225,19 @@ class LoopQuery:
         self.exit_branches = sorted({a for a, _t in loop.exit_edges
                                      if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
         self.steps = 0
+        self._ticks = 0
         #: an answer was cut short by a clock (processor or wall), not by
         #: the effort budget: it depends on the load, see ``cached``
         self.load_dependent = False
         self._budget(LOOP_BUDGET_S)
         #: proven header bounds of other loops of the function: those not
         #: around this loop are unrolled instead of summarised
-        self.known_bounds = {h: n for h, n in (known_bounds or {}).items()
-                             if h != loop.header and loop.header not in self.loop_of_header[h].blocks
-                             and n <= UNROLL_KNOWN}
+        #: proven bounds of the other loops not around this one (an
+        #: induction variable's exit value then lies in a known range)
+        self.other_bounds = {h: n for h, n in (known_bounds or {}).items()
+                             if h != loop.header and h in self.loop_of_header
+                             and loop.header not in self.loop_of_header[h].blocks}
+        self.known_bounds = {h: n for h, n in self.other_bounds.items() if n <= UNROLL_KNOWN}
         self.frame_size = _frame_size(self.func)
         #: (address, width) -> (lo, hi): globals only ever stored with
         #: constants in that range (``infeasible.ProgramFacts.value_range``)
@@ -396,7 +401,11 @@ class LoopQuery:
             raise _Giveup("formula too large")
         if self.effort <= 0:
             raise _Giveup("effort budget")
-        self._check_time()
+        # the processor clock is read every 16 blocks: one read costs about
+        # as much as encoding a block, and the net is loose anyway
+        self._ticks += 1
+        if not self._ticks & 15:
+            self._check_time()
         return out
 
     def _budget(self, seconds: float) -> None:
@@ -476,6 +485,49 @@ class LoopQuery:
             out.mem = self._fresh_mem()
         return out
 
+    def _iv_summary(self, st: _State, lp: Loop, rel: frozenset[int], exact: bool):
+        """(condition, header state) of a loop with a proven bound ``B``: the
+        state ``_havoc_loop`` gives, except that an induction variable
+        ``r += c`` (one definition in the loop, outside its inner loops) has
+        been stepped ``u`` times at any execution of the header, ``u <= B -
+        1`` (at most once per completed iteration): ``r = r0 + c*u``, a fresh
+        ``u`` per variable.  With ``exact`` (where the loop could be
+        unrolled instead), None unless the induction variables are all the
+        slice needs from the loop: only their ranges are then lost, not
+        values that reach the loop being bounded through other registers or
+        memory (``print_digits``)."""
+        fb = self.func.blocks
+        defs: dict[int, list] = {}
+        for b in lp.blocks:
+            blk = fb[b]
+            for ins in blk.instrs:
+                for w in ins.writes:
+                    if w in rel:
+                        defs.setdefault(w, []).append((b, ins))
+                if exact and MEM in rel and ins.cls in (InstrClass.STORE, InstrClass.AMO, InstrClass.SC,
+                                                        InstrClass.FP_STORE):
+                    return None
+            if blk.kind in (Term.CALL, Term.TAILCALL) and exact and (MEM in rel or rel & CALLER_SAVED):
+                return None
+        n = self.other_bounds[lp.header]
+        cond = True
+        out = self._havoc_loop(st, lp, rel)
+        for r, dl in defs.items():
+            b, ins = dl[0]
+            if len(dl) != 1 or ins.mnemonic != "addi" or ins.rs1 != r or ins.rd != r \
+                    or self.forest.innermost.get(b) is not lp \
+                    or (r in CALLER_SAVED and any(fb[x].kind in (Term.CALL, Term.TAILCALL) for x in lp.blocks)):
+                if exact:
+                    return None
+                continue        # forgotten by _havoc_loop
+            u = self._fresh_bv("steps")
+            cond = _and(cond, z3.ULE(u, z3.BitVecVal(n - 1, 64)))
+            r0 = st.regs.get(r)
+            if r0 is None:
+                r0 = self._fresh_bv(f"x{r}")
+            out.regs[r] = _bv(r0) + z3.BitVecVal(ins.imm & MASK64, 64) * u
+        return cond, out
+
     def _merge(self, flows: list[tuple[object, _State]]) -> tuple[object, _State]:
         pcs = [c for c, _ in flows]
         pc = _or(pcs)
@@ -535,12 +587,21 @@ class LoopQuery:
                 continue
             if bs != start and bs in self.loop_of_header:
                 lp = self.loop_of_header[bs]
-                if bs in self.known_bounds:
+                # unrolled in the memory model only (its values reach this
+                # loop through memory too); else, and for longer loops, the
+                # induction variables' ranges and the rest forgotten
+                unroll = bs in self.known_bounds and self.memory
+                summary = self._iv_summary(st, lp, rel, exact=unroll) if bs in self.other_bounds else None
+                if summary is not None:
+                    cond, st = summary
+                    pc = _and(pc, cond)
+                elif unroll:
                     at[bs] = (pc, st)
                     for src, dst, epc, out in self._unroll(lp, pc, st, rel, modelled):
                         flow(src, dst, epc, out)
                     continue
-                st = self._havoc_loop(st, lp, rel)
+                else:
+                    st = self._havoc_loop(st, lp, rel)
             at[bs] = (pc, st)
             out = self._run_block(bs, st, rel)
             for s, c in self._succ_conds(bs, out, modelled, rel).items():
@@ -619,8 +680,9 @@ class LoopQuery:
     # -- queries ------------------------------------------------------------------
     def _unroller(self, modelled: set[int], facts: Iterable[tuple[int, int]] = ()):
         rel = self.slice_for(modelled)
-        rel = rel | {r for r, _m in facts}
-        if any(self.walk_field(r) is not None for r, _m in facts):
+        facts = [_fact(f) for f in facts]
+        rel = rel | {r for r, _m, _l in facts}
+        if any(self.walk_field(r) is not None for r, _m, _l in facts):
             rel = rel | {MEM}
         if MEM in rel and self.private_calls:
             rel = rel | {2}          # the frame a call keeps is found from sp
@@ -633,7 +695,7 @@ class LoopQuery:
             raise _Giveup("loop not entered")
         if entered is not True:
             solver.add(entered)
-        for r, mx in facts:
+        for r, mx, least in facts:
             v = st0.regs.get(r)
             if v is None:
                 raise _Giveup("fact on an unmodelled register")
@@ -641,8 +703,12 @@ class LoopQuery:
             if off is not None:
                 solver.add(self._list_fact(st0, v, off, mx))
                 continue
-            solver.add(z3.ULE(_bv(v), z3.BitVecVal(mx, 64)) if not isinstance(v, int) else
-                       z3.BoolVal(v <= mx))
+            if isinstance(v, int):
+                solver.add(z3.BoolVal(least <= v <= mx))
+                continue
+            solver.add(z3.ULE(v, z3.BitVecVal(mx, 64)))
+            if least:
+                solver.add(z3.UGE(v, z3.BitVecVal(least, 64)))
         return solver, st0, rel
 
     def walk_field(self, reg: int) -> int | None:
@@ -761,7 +827,7 @@ class LoopQuery:
 
     def _bound_here(self, facts) -> int | None:
         best: int | None = None
-        fregs = {r for r, _m in facts}
+        fregs = {_fact(f)[0] for f in facts}
         fb = self.func.blocks
         choices = sorted(self._choices(), key=lambda m: not any(
             r in fregs for b in m for r in (fb[b].last.rs1, fb[b].last.rs2)))
@@ -801,17 +867,29 @@ class LoopQuery:
             out += [i.addr for i in blk.instrs if reg in i.writes]
         return out
 
-    def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None
-                        ) -> tuple[int, int] | None:
+    def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None,
+                        least: int = 0) -> tuple[int, int] | None:
         """(bound, register) for the first candidate register that ``accept``s
-        and gives a bound when its value at loop entry is at most ``maximum``."""
+        and gives a bound when its value at loop entry is at most ``maximum``
+        (and at least ``least``).  Every candidate is tried in the cheaper
+        model before any in the next: a candidate whose slice needs the
+        memory model must not spend the budget a register-only slice of
+        another would prove the bound with."""
         regs = [r for r in self.candidates() if accept is None or accept(r)]
-        for r in regs:
-            # a stated fact is worth more effort than a guess (few loops have
-            # one); the candidates share the budget
-            b = self.bound([(r, maximum)], budget=PARAMETER_BUDGET_S / len(regs))
-            if b is not None:
-                return b, r
+        if not regs or self.loop.irreducible or self.loop.is_infinite:
+            return None
+        # a stated fact is worth more effort than a guess (few loops have
+        # one); the candidates share the budget
+        for _ in self._tiers(PARAMETER_BUDGET_S / len(regs)):
+            if not self.prefix:
+                continue        # a fact is about the value the guards before the loop let in
+            tier_effort = self.effort
+            for r in regs:
+                self._budget(tier_effort / RLIMIT_PER_S)
+                b = self._bound_here([(r, maximum, least)])
+                if b is not None:
+                    self.prefix, self.memory = True, True
+                    return b, r
         return None
 
     def check(self, claimed: int) -> str:
@@ -862,6 +940,11 @@ class LoopQuery:
         finally:
             self.prefix, self.memory = True, True
         return "unknown"
+
+
+def _fact(f: tuple) -> tuple[int, int, int]:
+    """(register, maximum, minimum) of a fact given with or without its minimum."""
+    return (f[0], f[1], f[2]) if len(f) > 2 else (f[0], f[1], 0)
 
 
 def _rlimit_used(solver) -> int:
