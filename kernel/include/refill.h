@@ -260,8 +260,7 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
-    ensures \old(sc->refill_count) != 0 ==> refill_min(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
@@ -275,8 +274,7 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
-    ensures \old(sc->refill_count) != 0 ==> refill_min(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
