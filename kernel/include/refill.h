@@ -136,6 +136,15 @@ static inline u32 refill_max_for_size(word_t size_bits)
       (sc->period == 0 || sc->period != sc->budget) &&
       ring_sum(sc) <= sc->budget &&
       (sc->period != 0 || sc->refill_count == 2 ==> ring_sum(sc) == sc->budget);
+
+  // The head holds at least MIN_BUDGET (enough for a kernel entry and
+  // exit), for a context whose budget is at least MIN_BUDGET (ConfigureFlags
+  // refuses less). The other refills may hold less (a small chunk appended
+  // to a single refill): the kernel keeps the minimum for the head only
+  // (docs/proofs.md "Minimum budget").
+  predicate refill_min(struct sched_context *sc) =
+      sc->budget >= refill_min_budget_ticks &&
+      Refills(sc)[sc->refill_head].amount >= refill_min_budget_ticks;
 */
 /* ring_sum above names eight slots. */
 _Static_assert(CONFIG_MAX_REFILLS <= 8, "ring_sum (ACSL) sums slots 0 to 7");
@@ -178,7 +187,8 @@ static inline struct refill *refill_tail(struct sched_context *sc)
     ensures refill_invariant(sc) && refill_sum(sc) && sc->refill_count <= 2;
     ensures sc->refill_max == (period == 0 || period == budget ? REFILL_MIN_REFILLS
                                                                : clamped_max(max_refills));
-    ensures Refills(sc)[0].release_time == now && Refills(sc)[0].amount == budget; */
+    ensures Refills(sc)[0].release_time == now && Refills(sc)[0].amount == budget;
+    ensures budget >= refill_min_budget_ticks ==> refill_min(sc); */
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
 
 /* Reconfigure a context that is in use (bound to a runnable thread) without
@@ -191,10 +201,13 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
 /*@ requires ring_memory(sc, new_period == 0 || new_period == new_budget ? REFILL_MIN_REFILLS
                                                                       : clamped_max(new_max_refills));
     requires sc->refill_count != 0 ==> refill_invariant(sc);
+    requires sc->refill_count != 0 ==> refill_min(sc);
+    requires usage + refill_min_budget_ticks <= UINT64_MAX;
     assigns sc->budget, sc->period, sc->refill_max, sc->refill_head, sc->refill_count,
             Refills(sc)[0 .. 1];
     ensures refill_invariant(sc) && sc->refill_count <= 2;
-    ensures refill_sum(sc); */
+    ensures refill_sum(sc);
+    ensures new_budget >= refill_min_budget_ticks ==> refill_min(sc); */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
                    u64 usage, u64 now);
 
@@ -223,9 +236,10 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
  * to the back of its priority's queue, or to the release queue if the new head
  * is not ready). */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
-    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc);
+    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_min(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
@@ -244,9 +258,9 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
  *    keeps the head's earlier release, so chunks used after the preemption
  *    come back early and the window bound weakens (docs/scheduling.md). */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
-    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc);
+    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
@@ -258,9 +272,9 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
  * the scheduler charges that way, with its one call of the charge. */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
-    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc);
+    requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
-    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
+    ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)

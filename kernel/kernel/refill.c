@@ -186,7 +186,8 @@ static bool head_overlaps(struct sched_context *sc)
 /*@ requires refill_invariant(sc) && ring_sum(sc) <= UINT64_MAX;
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count);
-    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+    ensures ring_sum(sc) == \old(ring_sum(sc));
+    ensures Refills(sc)[sc->refill_head].amount >= \old(Refills(sc)[sc->refill_head].amount); */
 static void merge_overlapping(struct sched_context *sc)
 {
     /* No step counter: each step pops a refill and head_overlaps is false
@@ -196,6 +197,7 @@ static void merge_overlapping(struct sched_context *sc)
     /*@ loop invariant refill_invariant(sc);
         loop invariant sc->refill_count <= \at(sc->refill_count, Pre);
         loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
+        loop invariant Refills(sc)[sc->refill_head].amount >= \at(Refills(sc)[sc->refill_head].amount, Pre);
         loop assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (head_overlaps(sc)) {
@@ -276,12 +278,15 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 /*@ requires refill_invariant(sc) && refill_sum(sc) && (sc->period == 0 || sc->period == sc->budget);
     assigns Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc);
-    ensures refill_sum(sc); */
+    ensures refill_sum(sc);
+    ensures sc->budget >= min_budget ==> Refills(sc)[sc->refill_head].amount >= min_budget; */
 static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
     u64 used = usage > h->amount ? h->amount : usage;
     set_amount(sc, sc->refill_head, h->amount - used);
+    /* Minimum budget: the tail is another slot than the head. */
+    /*@ assert sc->refill_count == 2 ==> ring_slot(sc, 1) != sc->refill_head; */
     if (!single(sc))
         add_amount(sc, tail_index(sc), used);
     /*@ assert sc->refill_count == 2 ==> ring_sum(sc) == \at(ring_sum(sc), Pre); */
@@ -302,6 +307,7 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
         set_release(sc, tail_index(sc), t);
     }
     /*@ assert ring_sum(sc) == sc->budget; */
+    /*@ assert Refills(sc)[sc->refill_head].amount == sc->budget; */
     return true;
 }
 
@@ -316,11 +322,12 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
  * proof of its assigns does not carry the charge's facts (in place, the two
  * goals that add_amount's slot is in the ring time out; docs/proofs.md
  * "Sum"). Always inlined: the machine code is that of the loop in place. */
-/*@ requires refill_invariant(sc) && ring_sum(sc) <= UINT64_MAX;
+/*@ requires refill_invariant(sc) && min_budget <= ring_sum(sc) <= UINT64_MAX;
     requires \valid(used_up) && \separated(used_up, sc, Refills(sc) + (0 .. sc->refill_max - 1));
     assigns *used_up, sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc) && sc->refill_max == \old(sc->refill_max);
-    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+    ensures ring_sum(sc) == \old(ring_sum(sc));
+    ensures Refills(sc)[sc->refill_head].amount >= min_budget; */
 static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_budget, bool *used_up)
 {
     /* No step counter: the ring's size is one (proved: the variant below;
@@ -336,15 +343,18 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         add_amount(sc, sc->refill_head, r.amount);
         *used_up = true;
     }
+    /* Minimum budget: a single refill holds the whole sum. */
+    /*@ ghost if (sc->refill_count == 1) ring_sum_small(sc); */
 }
 
 /* refill_budget_check for a sporadic context. Out of line so that the round
  * robin charge, the common one, does not pay for the registers its loops
  * need. */
-/*@ requires refill_invariant(sc) && sc->period != 0 && ring_sum(sc) <= UINT64_MAX;
+/*@ requires refill_invariant(sc) && sc->period != 0 && min_budget <= ring_sum(sc) <= UINT64_MAX;
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc);
-    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+    ensures ring_sum(sc) == \old(ring_sum(sc));
+    ensures Refills(sc)[sc->refill_head].amount >= min_budget; */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
@@ -436,8 +446,10 @@ bool refill_yield(struct sched_context *sc, u64 usage, u64 now)
  * slice is refilled from now, a sporadic head comes back one period on,
  * never earlier than a charge would bring it. The refills the charge would
  * add behind the head do not matter to the caller, which drops them. */
-/*@ requires refill_invariant(sc);
-    assigns \nothing; */
+/*@ requires refill_invariant(sc) && refill_min(sc);
+    requires usage + refill_min_budget_ticks <= UINT64_MAX;
+    assigns \nothing;
+    ensures \result.amount >= refill_min_budget_ticks; */
 static struct refill head_after_use(struct sched_context *sc, u64 usage, u64 now)
 {
     struct refill h = *refill_head(sc);
@@ -467,6 +479,7 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
      * (less what it used since its last charge: O(1) instead of a charge,
      * because only the head is kept). */
     struct refill h = usage ? head_after_use(sc, usage, now) : *refill_head(sc);
+    /*@ assert \at(sc->refill_count, Pre) != 0 ==> h.amount >= refill_min_budget_ticks; */
     sc->period = rr ? 0 : new_period;
     sc->budget = new_budget;
     sc->refill_max = rr ? REFILL_MIN_REFILLS : clamp_max(new_max_refills);
@@ -482,6 +495,7 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
         if (rr)
             add_tail(sc, (struct refill){ .release_time = h.release_time, .amount = 0 });
         /*@ assert ring_sum(sc) == sc->budget; */
+        /*@ assert Refills(sc)[sc->refill_head].amount == sc->budget; */
     } else {
         /* The extra budget must not be usable before one new period after
          * the head's release (§8 item 13). Correction (§8 item 31): Listing
@@ -490,6 +504,7 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
         add_tail(sc, (struct refill){ .release_time = h.release_time + sc->period,
                                       .amount = new_budget - h.amount });
         /*@ assert ring_sum(sc) == sc->budget; */
+        /*@ assert Refills(sc)[sc->refill_head].amount == h.amount; */
     }
 }
 
