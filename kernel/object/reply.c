@@ -43,6 +43,9 @@ void reply_push(struct tcb *caller, struct tcb *callee, struct reply *r, bool ca
         reply_stack_push(sc, r);
         /* sched_context_donate without its dequeue: the SC's thread is the
          * caller, in no queue. */
+#if CONFIG_INVARIANT_CHECKS
+        kassert(sc->tcb == caller);
+#endif
         caller->sc = NULL;
         sc->tcb = callee;
         callee->sc = sc;
