@@ -75,8 +75,9 @@ struct fault {
 struct tcb {
     struct user_context ctx;
     cte_t slots[TCB_NUM_SLOTS];
-    /* One cache line (asserted below) for what the scheduler and the wait
-     * queues read of a thread they only pass, and what an unlink writes:
+    /* One cache line (asserted below; TCB objects are naturally aligned)
+     * for what the scheduler and the wait queues read of a thread they only
+     * pass, and what an unlink writes:
      * a walk of a wait queue (tqueue_insert: priority and queue_prev;
      * sender_with_badge: ipc_badge and queue_next) touches one line per
      * thread, and so does a ready-queue removal on each of the three
