@@ -75,34 +75,42 @@ struct fault {
 struct tcb {
     struct user_context ctx;
     cte_t slots[TCB_NUM_SLOTS];
+    /* One cache line (asserted below; TCB objects are naturally aligned)
+     * for what the scheduler and the wait queues read of a thread they only
+     * pass, and what an unlink writes:
+     * a walk of a wait queue (tqueue_insert: priority and queue_prev;
+     * sender_with_badge: ipc_badge and queue_next) touches one line per
+     * thread, and so does a ready-queue removal on each of the three
+     * threads it touches (docs/wcet.md, per-line cache charges). */
     enum thread_state state;
     u32 priority;
+    struct tcb *queue_next;
+    struct tcb *queue_prev;
+    word_t ipc_badge;
+    struct tcb *ready_next; /* ready queue of its priority */
+    struct tcb *ready_prev;
+    struct sched_context *sc;
+    bool in_ready_queue;
+    bool in_release_queue; /* queued in its SC's release-heap slot (release.h) */
+    /* While blocked on a notification (or, with IPC, an endpoint): the
+     * object whose wait queue it is in (queue.h; the links above). */
+    void *blocking_object;
+    /* IPC (endpoint.c, reply.c): blocked on send, the badge of the cap
+     * (above) and IPC_* flags; blocked on receive, the reply object given
+     * to the receive (or NULL); blocked on reply, the reply object it
+     * waits on. */
+    u32 ipc_flags;
+    struct reply *reply;
     u32 mcp;
     u32 domain;
     word_t flags;          /* seL4_TCBFlag bits: bit 0 = FPU disabled */
     vaddr_t ipc_buffer;    /* user address of the IPC buffer, 0 if none */
-    struct sched_context *sc;
     struct notification *bound_notification; /* TCB_BindNotification, or NULL */
-    /* While blocked on a notification (or, with IPC, an endpoint): the
-     * object and the links of its wait queue (queue.h). */
-    void *blocking_object;
-    struct tcb *queue_next;
-    struct tcb *queue_prev;
-    /* IPC (endpoint.c, reply.c): blocked on send, the badge of the cap
-     * and IPC_* flags; blocked on receive, the reply object given to the
-     * receive (or NULL); blocked on reply, the reply object it waits on. */
-    word_t ipc_badge;
-    u32 ipc_flags;
-    struct reply *reply;
     struct fault fault; /* pending fault message (FAULT_NULL: none) */
     /* SchedContext_YieldTo that made another thread run first (seL4's
      * tcbYieldTo): the context yielded to, whose consumed time this thread
      * is told when it next runs; NULL otherwise. */
     struct sched_context *yield_to;
-    struct tcb *ready_next; /* ready queue of its priority */
-    struct tcb *ready_prev;
-    bool in_ready_queue;
-    bool in_release_queue; /* queued in its SC's release-heap slot (release.h) */
     /* An Untyped_Retype of this thread stopped at a preemption point
      * (untyped.c): its first `checked` destination slots were found empty,
      * and `done` objects were made, the first at `first`. The restarted call
@@ -121,6 +129,10 @@ struct tcb {
 #endif
 };
 _Static_assert(sizeof(struct tcb) <= (1u << TCB_BITS), "TCB fits its object");
+/* 64: the U54's L1 data-cache line (docs/processor-model.md). */
+_Static_assert(__builtin_offsetof(struct tcb, state) % 64 == 0 &&
+                   __builtin_offsetof(struct tcb, in_release_queue) < __builtin_offsetof(struct tcb, state) + 64,
+               "the TCB's scheduling fields share one cache line");
 
 #define TCB_FLAG_FPU_DISABLED 1ul
 

@@ -25,17 +25,15 @@ bool cap_is_physical(cap_t c);
 paddr_t cap_object_base(cap_t c);
 word_t cap_object_size(cap_t c);
 
-/* What finalising the last cap to an object left behind: nothing, or a
- * zombie-style remainder the caller deletes step by step (CNodes, TCBs). */
-struct finalise_result {
-    cap_t remainder;     /* null when finalisation is complete */
-    bool done;
-    /* Stopped at a preemption point (an endpoint or notification with
-     * threads still to restart): nothing to remove yet, the cap stays and
-     * the delete is re-executed. */
-    bool preempted;
-};
-struct finalise_result finalise_cap(cap_t c, bool final, bool exposed);
+/* Finalise cap c (final: the last cap to its object). Returns false if it
+ * stopped at a preemption point (an endpoint or notification with threads
+ * still to restart, an IRQ handler's notification cap): nothing to remove
+ * yet, the cap stays and the delete is re-executed. Otherwise *remainder is
+ * what it left behind: nothing (null), or a zombie the caller deletes step
+ * by step (CNodes, TCBs). The flag is the return value, in a register, so
+ * that the WCET analysis's unwinding facts (docs/wcet.md) follow it from a
+ * taken poll up to the delete loops' tests. */
+bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder);
 
 /* Create one object of `type` at paddr (zeroed memory) and return its cap. */
 cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device);
@@ -48,7 +46,8 @@ struct derive_result arch_derive_cap(cte_t *slot, cap_t c);
 cap_t arch_mask_cap_rights(word_t rights, cap_t c);
 bool arch_same_region_as(cap_t a, cap_t b);
 bool arch_same_object_as(cap_t a, cap_t b);
-struct finalise_result arch_finalise_cap(cap_t c, bool final);
+/* Never preempted, never a remainder. */
+void arch_finalise_cap(cap_t c, bool final);
 cap_t arch_create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device);
 word_t arch_object_size_bits(enum object_type type);
 

@@ -4,6 +4,7 @@
 
 #include <arch/machine.h>
 #include <arch/vspace.h>
+#include <kernel.h>
 #include <object.h>
 #include <refill.h>
 #include <sched.h>
@@ -30,7 +31,38 @@ bool thread_is_runnable(const struct tcb *t);
 bool thread_is_schedulable(const struct tcb *t);
 /* Blocked on send, receive, reply or notification. */
 bool thread_is_blocked(const struct tcb *t);
-void thread_set_state(struct tcb *t, enum thread_state s);
+/* Take t out of the ready or release queue it is in (if any). */
+void sched_dequeue(struct tcb *t);
+#if CONFIG_INVARIANT_CHECKS
+/* t is in a ready queue or the release queue (the check flavour's asserts). */
+bool sched_holds(const struct tcb *t);
+#endif
+/* A new state for t. Leaving Running/Restart takes t out of the ready or
+ * release queue it may be in (only a runnable thread is ever queued). Inline
+ * so that the state is a constant at almost every call: making a thread
+ * runnable is the store alone, with no queue code on its path for the WCET
+ * analysis (which does not follow a state through memory). */
+static ALWAYS_INLINE void thread_set_state(struct tcb *t, enum thread_state s)
+{
+    t->state = s;
+    if (s != THREAD_RUNNING && s != THREAD_RESTART)
+        sched_dequeue(t);
+}
+/* The same for a thread that is in no queue by construction. A blocked
+ * thread (on an endpoint, a notification or a reply) is in none. Nor is the
+ * current thread while it makes a system call or takes an exception:
+ * kernel_exit takes the thread it chooses out of its ready queue, thread
+ * wake-ups skip the current thread, and YieldTo, which queues its caller,
+ * is an invocation that does not block. Nor is a thread that gets a timeout
+ * fault (kernel_exit and do_reply_transfer find it in none). Only the state
+ * changes; the check flavour asserts the premise. */
+static ALWAYS_INLINE void thread_set_state_unqueued(struct tcb *t, enum thread_state s)
+{
+#if CONFIG_INVARIANT_CHECKS
+    kassert(!sched_holds(t));
+#endif
+    t->state = s;
+}
 /* Every kernel entry first: stamp the time, adding what passed since the
  * last entry to the SC that ran (it is charged to its refills at an exit,
  * once), and check that SC's budget. Returns false if it is used up. */
@@ -68,8 +100,6 @@ u64 sched_now(void);
  * waits in the release queue unless the next refill is ready. Done by
  * kernel_exit, with the entry's charge. */
 void sched_yield(struct tcb *t);
-/* Take t out of the ready or release queue it is in (if any). */
-void sched_dequeue(struct tcb *t);
 /* SchedContext_YieldTo: put target at the head of its queue; if its
  * priority is at least the current thread's, the current thread yields to
  * it (and runs right after it). */

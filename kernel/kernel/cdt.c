@@ -197,12 +197,12 @@ static bool removable(cap_t r, const cte_t *slot)
     return n == 0 || (n == 1 && zombie_slots(r) == slot);
 }
 
-static bool finalise_one(cte_t *slot, struct finalise_result *fr)
+/* Returns false if finalisation stopped at a preemption point. */
+static bool finalise_one(cte_t *slot, cap_t *remainder)
 {
     /* A zombie is the last reference to its object by construction. */
     bool final = cap_type(slot->cap) == CAP_ZOMBIE || cdt_is_final_cap(slot);
-    *fr = finalise_cap(slot->cap, final, false);
-    return !fr->preempted && removable(fr->remainder, slot);
+    return finalise_cap(slot->cap, final, false, remainder);
 }
 
 /* seL4's cteDelete(slot, false), used on a slot inside an object that is
@@ -216,15 +216,15 @@ static bool delete_unexposed(cte_t *slot)
     for (;;) {
         if (cap_is_null(slot->cap))
             return true;
-        struct finalise_result fr;
-        if (finalise_one(slot, &fr)) {
+        cap_t rem;
+        if (!finalise_one(slot, &rem))
+            return false;
+        if (removable(rem, slot)) {
             empty_slot(slot);
             return true;
         }
-        if (fr.preempted)
-            return false;
-        slot->cap = fr.remainder; /* the zombie keeps the slot's place in the tree */
-        cte_t *first = zombie_slots(fr.remainder);
+        slot->cap = rem; /* the zombie keeps the slot's place in the tree */
+        cte_t *first = zombie_slots(rem);
         if (first == slot)
             return true; /* self-referential: the exposed delete owns it */
         /* Park the zombie in its object's slot 0 and go on with what was
@@ -245,14 +245,14 @@ static bool delete_exposed(cte_t *slot)
     for (;;) {
         if (cap_is_null(slot->cap))
             return true;
-        struct finalise_result fr;
-        if (finalise_one(slot, &fr)) {
+        cap_t rem;
+        if (!finalise_one(slot, &rem))
+            return false;
+        if (removable(rem, slot)) {
             empty_slot(slot);
             return true;
         }
-        if (fr.preempted)
-            return false;
-        slot->cap = fr.remainder;
+        slot->cap = rem;
         cap_t z = slot->cap;
         word_t n = cap_zombie_number(z); /* >= 1: not removable */
         cte_t *end = zombie_slots(z) + (n - 1);

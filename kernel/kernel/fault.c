@@ -89,7 +89,7 @@ void handle_fault(struct tcb *t, const struct fault *f)
      * which keeps its worst-case execution time meaningful. */
     if (CONFIG_PRINTING)
         report_fault(t, f);
-    thread_set_state(t, THREAD_INACTIVE);
+    thread_set_state_unqueued(t, THREAD_INACTIVE); /* faulting: in no queue (thread.h) */
 }
 
 bool timeout_fault_due(const struct tcb *t)

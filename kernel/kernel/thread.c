@@ -261,6 +261,10 @@ static bool in_release_queue(const struct tcb *t) { return release_queue_holds(t
 
 static bool queued(const struct tcb *t) { return t->in_ready_queue || in_release_queue(t); }
 
+#if CONFIG_INVARIANT_CHECKS
+bool sched_holds(const struct tcb *t) { return queued(t); }
+#endif
+
 static void release_insert(struct tcb *t)
 {
     struct sched_node *n = NODE;
@@ -440,13 +444,6 @@ void sched_yield_to(struct tcb *target)
 bool sched_yield_to_runs_first(const struct tcb *target, const struct tcb *caller)
 {
     return target->in_ready_queue && target->priority >= caller->priority;
-}
-
-void thread_set_state(struct tcb *t, enum thread_state s)
-{
-    t->state = s;
-    if (!thread_is_runnable(t))
-        sched_dequeue(t);
 }
 
 void thread_schedule(struct tcb *t)
@@ -778,16 +775,24 @@ void kernel_exit(void)
         cur = NULL;
     bool yielded = n->yielded;
     bool leaves = cur && (yielded || !sc_can_run(cur->sc, cur->sc == n->cur_sc ? n->consumed : 0));
-    struct tcb *next = leaves ? NULL : choose_thread(cur);
-    if (unlikely(leaves) || (next ? next->sc : NULL) != n->cur_sc) {
+    /* Two branches, each with its own choice of thread: no path (the WCET
+     * analysis's included) both keeps cur as a candidate and moves it off. */
+    struct tcb *next;
+    if (unlikely(leaves)) {
         u64 since = read_instret();
         charge_current(n, yielded); /* the entry's only charge */
-        if (leaves) {
-            leave_cpu(cur, yielded);
-            next = choose_thread(NULL);
-        }
+        leave_cpu(cur, yielded);
+        next = choose_thread(NULL);
         if (likely(next))
             start_sc(n, next->sc, since);
+    } else {
+        next = choose_thread(cur);
+        if ((next ? next->sc : NULL) != n->cur_sc) {
+            u64 since = read_instret();
+            charge_current(n, yielded); /* the entry's only charge */
+            if (likely(next))
+                start_sc(n, next->sc, since);
+        }
     }
     if (unlikely(!next))
         switch_to_idle();

@@ -31,9 +31,10 @@ static void block_on(struct tcb *t, struct endpoint *ep, enum thread_state s)
 {
     /* The argument registers stay as they are: a cancelled wait (endpoint
      * deleted, Resume) re-executes the same system call (seL4's Restart
-     * state). */
+     * state). t is the current thread or a faulting one (fault.c): in no
+     * queue (thread.h). */
     t->blocking_object = ep;
-    thread_set_state(t, s);
+    thread_set_state_unqueued(t, s);
     tqueue_insert(&ep->queue, t);
 }
 
@@ -171,7 +172,7 @@ static void await_reply(struct tcb *t, struct tcb *dest, struct reply *r, word_t
     if (r && (rights & (RIGHT_GRANT | RIGHT_GRANT_REPLY)))
         reply_push(t, dest, r, can_donate);
     else
-        thread_set_state(t, THREAD_INACTIVE);
+        thread_set_state_unqueued(t, THREAD_INACTIVE); /* current or faulting: in no queue */
 }
 
 void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate)
@@ -251,7 +252,7 @@ void endpoint_receive(struct tcb *t, cap_t c, struct reply *r, bool blocking)
             bool can_donate = sender->sc && sender->fault.type != FAULT_TIMEOUT;
             reply_push(sender, t, r, can_donate);
         } else {
-            thread_set_state(sender, THREAD_INACTIVE);
+            thread_set_state_unqueued(sender, THREAD_INACTIVE); /* it was blocked on ep */
         }
     } else {
         wake(sender);
@@ -265,7 +266,7 @@ void endpoint_cancel_ipc(struct tcb *t)
     t->blocking_object = NULL;
     if (t->state == THREAD_BLOCKED_ON_RECEIVE && t->reply)
         reply_unlink(t->reply, t);
-    thread_set_state(t, THREAD_INACTIVE);
+    thread_set_state_unqueued(t, THREAD_INACTIVE); /* it was blocked on ep */
 }
 
 void endpoint_reorder(struct tcb *t)
@@ -300,7 +301,7 @@ bool endpoint_finalise(struct endpoint *ep)
             thread_set_state(t, THREAD_RESTART); /* re-executes its system call */
             thread_schedule(t);
         } else {
-            thread_set_state(t, THREAD_INACTIVE); /* a fault message is not re-sent */
+            thread_set_state_unqueued(t, THREAD_INACTIVE); /* a fault message is not re-sent */
         }
         /* Stopped even after the last waiter (as notification_finalise):
          * the re-executed delete finds the queue empty. */
@@ -344,7 +345,7 @@ bool endpoint_cancel_badged_sends(struct endpoint *ep, word_t badge)
             thread_set_state(t, THREAD_RESTART);
             thread_schedule(t);
         } else {
-            thread_set_state(t, THREAD_INACTIVE);
+            thread_set_state_unqueued(t, THREAD_INACTIVE); /* it was blocked on ep */
         }
         /* Stopped even after the last sender with the badge: the
          * re-executed invocation finds none and returns. */

@@ -91,7 +91,7 @@ void notification_receive(struct tcb *t, struct notification *n, bool blocking)
      * wait is cancelled (notification deleted, Resume) re-executes the same
      * system call (seL4's Restart state). */
     t->blocking_object = n;
-    thread_set_state(t, THREAD_BLOCKED_ON_NOTIFICATION);
+    thread_set_state_unqueued(t, THREAD_BLOCKED_ON_NOTIFICATION); /* the current thread */
     tqueue_insert(&n->queue, t);
     n->state = NTFN_WAITING;
     notification_maybe_return_sc(n, t);
@@ -112,7 +112,7 @@ void notification_cancel_signal(struct tcb *t)
     if (tqueue_empty(&n->queue))
         n->state = NTFN_IDLE;
     t->blocking_object = NULL;
-    thread_set_state(t, THREAD_INACTIVE);
+    thread_set_state_unqueued(t, THREAD_INACTIVE); /* it was blocked on n */
 }
 
 void notification_reorder(struct tcb *t)

@@ -198,78 +198,71 @@ cap_t update_cap_data(bool preserve, word_t data, cap_t c)
 /* ---- finalisation ---- */
 
 /* Called on every deletion of a cap (final says whether it is the last cap to
- * its object). Returns null when the slot may now be emptied, or a zombie
- * when the object holds slots that must be emptied first (cdt.c reduces it
- * step by step). `exposed` = the caller needs an immediate result (seL4's
+ * its object; objecttype.h for the result). The remainder is null when the
+ * slot may now be emptied, or a zombie when the object holds slots that must
+ * be emptied first (cdt.c reduces it step by step). `exposed` = the caller needs an immediate result (seL4's
  * cteDeleteOne), in which case a zombie would be a kernel bug. Every case is
  * one bounded step. */
-struct finalise_result finalise_cap(cap_t c, bool final, bool exposed)
+bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder)
 {
-    struct finalise_result r = {cap_null(), true, false};
-    if (is_arch_cap(c))
-        return arch_finalise_cap(c, final);
+    *remainder = cap_null();
+    if (is_arch_cap(c)) {
+        arch_finalise_cap(c, final);
+        return true;
+    }
     switch (cap_type(c)) {
     case CAP_ENDPOINT:
         /* The last cap to an endpoint restarts every queued thread
          * (seL4's cancelAllIPC; endpoint.c), preemptibly. */
-        if (final)
-            r.preempted = !endpoint_finalise(endpoint_from_cap(c));
-        return r;
+        return !final || endpoint_finalise(endpoint_from_cap(c));
     case CAP_NOTIFICATION:
         /* seL4: schedContext_unbindNtfn, unbindMaybeNotification, then
          * cancelAllSignals (waiters restart). */
-        if (final)
-            r.preempted = !notification_finalise(notification_from_cap(c));
-        return r;
+        return !final || notification_finalise(notification_from_cap(c));
     case CAP_REPLY:
         /* The last cap to a reply object cancels the call waiting on it,
          * or the receive holding it (seL4's reply_remove; reply.c). */
         if (final)
             reply_finalise(reply_from_cap(c));
-        return r;
+        return true;
     case CAP_NULL:
     case CAP_DOMAIN:
     case CAP_UNTYPED:
     case CAP_SCHED_CONTROL:
     case CAP_IRQ_CONTROL:
-        return r;
+        return true;
     case CAP_IRQ_HANDLER:
         /* The last handler cap frees its IRQ for IRQControl_Get: its
          * notification cap goes, the IRQ is masked and inactive (seL4's
          * deletingIRQHandler and deletedIRQHandler). */
-        if (final)
-            r.preempted = !irq_handler_deleted(cap_irq(c));
-        return r;
+        return !final || irq_handler_deleted(cap_irq(c));
     case CAP_SCHED_CONTEXT:
         if (final)
             sched_context_finalise((struct sched_context *)paddr_to_kptr(cap_obj(c)));
-        return r;
+        return true;
     case CAP_CNODE:
         if (final) {
             kassert(!exposed);
-            r.remainder = cap_zombie(cap_obj(c), false, cap_cnode_radix(c), 1ul << cap_cnode_radix(c));
-            r.done = false;
+            *remainder = cap_zombie(cap_obj(c), false, cap_cnode_radix(c), 1ul << cap_cnode_radix(c));
         }
-        return r;
+        return true;
     case CAP_THREAD:
         if (final) {
             kassert(!exposed);
             tcb_finalise(tcb_from_paddr(cap_obj(c)));
-            r.remainder = cap_zombie(cap_obj(c), true, 0, TCB_NUM_SLOTS);
-            r.done = false;
+            *remainder = cap_zombie(cap_obj(c), true, 0, TCB_NUM_SLOTS);
         }
-        return r;
+        return true;
     case CAP_ZOMBIE:
         /* Already finalised; what is left is reducing it. */
         kassert(!exposed);
-        r.remainder = c;
-        r.done = false;
-        return r;
+        *remainder = c;
+        return true;
     case CAP_FRAME:
     case CAP_PAGE_TABLE:
     case CAP_ASID_CONTROL:
     case CAP_ASID_POOL:
         break; /* handled above */
     }
-    return r;
+    return true;
 }

@@ -27,7 +27,8 @@ void reply_unlink(struct reply *r, struct tcb *t)
 {
     r->tcb = NULL;
     t->reply = NULL;
-    thread_set_state(t, THREAD_INACTIVE);
+    /* t holds r for a receive or waits on it for a reply: blocked. */
+    thread_set_state_unqueued(t, THREAD_INACTIVE);
 }
 
 void reply_push(struct tcb *caller, struct tcb *callee, struct reply *r, bool can_donate)
@@ -35,10 +36,19 @@ void reply_push(struct tcb *caller, struct tcb *callee, struct reply *r, bool ca
     struct sched_context *sc = caller->sc;
     r->tcb = caller;
     caller->reply = r;
-    thread_set_state(caller, THREAD_BLOCKED_ON_REPLY);
+    /* The caller is the current thread, a faulting one or a sender taken
+     * from an endpoint's queue: in no scheduler queue (thread.h). */
+    thread_set_state_unqueued(caller, THREAD_BLOCKED_ON_REPLY);
     if (sc && can_donate && !callee->sc) {
         reply_stack_push(sc, r);
-        sched_context_donate(sc, callee);
+        /* sched_context_donate without its dequeue: the SC's thread is the
+         * caller, in no queue. */
+#if CONFIG_INVARIANT_CHECKS
+        kassert(sc->tcb == caller);
+#endif
+        caller->sc = NULL;
+        sc->tcb = callee;
+        callee->sc = sc;
     }
 }
 
@@ -99,7 +109,7 @@ void do_reply_transfer(struct tcb *replier, struct reply *r, bool grant)
         reply_remove(r, caller);
         bool restart = fault_handle_reply(caller, replier);
         caller->fault.type = FAULT_NULL;
-        thread_set_state(caller, restart ? THREAD_RESTART : THREAD_INACTIVE);
+        thread_set_state_unqueued(caller, restart ? THREAD_RESTART : THREAD_INACTIVE);
     }
     /* Ready now, or in the release queue until its SC's head refill is
      * due; a thread with a timeout handler gets a timeout fault instead of

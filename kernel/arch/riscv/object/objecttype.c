@@ -73,9 +73,8 @@ bool arch_same_object_as(cap_t a, cap_t b)
 /* Called for every deletion of an arch cap, final or not: each frame cap has
  * its own mapping, which goes with it. Every case is a bounded step: a walk of
  * at most three levels, or (ASID pool) forgetting the pool in O(1). */
-struct finalise_result arch_finalise_cap(cap_t c, bool final)
+void arch_finalise_cap(cap_t c, bool final)
 {
-    struct finalise_result r = {cap_null(), true, false};
     switch (cap_type(c)) {
     case CAP_FRAME:
         if (cap_is_mapped(c))
@@ -97,7 +96,6 @@ struct finalise_result arch_finalise_cap(cap_t c, bool final)
     default:
         break;
     }
-    return r;
 }
 
 cap_t arch_create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device)
