@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import resource
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,113 @@ CROSS_GCC = "riscv64-unknown-elf-gcc"
 def pytest_configure(config: pytest.Config) -> None:
     # `make test` deselects these (-m "not campaign"); `make campaign` runs them.
     config.addinivalue_line("markers", "campaign: a long run outside CI's budget (make campaign)")
+    config._kairos_wall0 = time.monotonic()
+
+
+# Scheduling on several workers. `make test` runs `pytest -n N --dist
+# loadgroup` (pytest-xdist): a work unit (an xdist_group) goes whole to one
+# worker, and the controller hands the units out in collection order, each to
+# the first worker that is free. Every test of a module is one unit (a group
+# named after the module) unless it names its own group, so a module's fixtures
+# (compiled harnesses, analyses of the kernel) are made once in one worker;
+# the tests of a module in SPLIT_MODULES, which share only session fixtures
+# and take minutes each, are a unit each. The units are ordered longest first
+# by UNIT_CPU_S, so the long poles start at once and the short units fill the
+# end (longest processing time first). Serial runs keep pytest's order.
+
+# Processor seconds of the longest units, from build/reports/test-cpu.json of
+# a parallel run (the total per module, or per test for SPLIT_MODULES);
+# a unit not listed counts as DEFAULT_UNIT_CPU_S. Only the order depends on
+# them: a stale figure costs wall time, never a result.
+UNIT_CPU_S: dict[str, float] = {
+}
+DEFAULT_UNIT_CPU_S = 5.0
+SPLIT_MODULES = {
+}
+
+
+def _unit(item: pytest.Item) -> str:
+    module = item.nodeid.split("::", 1)[0]
+    if module in SPLIT_MODULES:
+        return item.nodeid.split("[", 1)[0]
+    return module
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook appends the group to the node id
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_unit(item), []).append(item)
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_unit(item)))
+    cost = {u: UNIT_CPU_S.get(u, DEFAULT_UNIT_CPU_S) for u in units}
+    items[:] = [it for u in sorted(units, key=lambda u: -cost[u]) for it in units[u]]
+
+
+# Processor time per test. `make test` runs the suite on every core
+# (pytest-xdist), where a test's wall time says more about what ran beside it
+# than about the test; the processor time of the test's process and of the
+# programs it ran and waited for (compilers, QEMU, provers) does not depend on
+# the load. Each phase's report carries it as the user property `cpu_s`
+# (reports travel from xdist's workers to the controller with their user
+# properties); the controller sums them, prints the total and the costliest
+# tests, and writes build/reports/test-cpu.json.
+
+_CPU_TABLE: dict[str, float] = {}  # nodeid -> processor seconds (controller side)
+
+
+def _cpu_now() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    item._kairos_cpu_mark = _cpu_now()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    rep = yield
+    now = _cpu_now()
+    mark = getattr(item, "_kairos_cpu_mark", now)
+    item._kairos_cpu_mark = now
+    rep.user_properties.append(("cpu_s", round(now - mark, 3)))
+    return rep
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    cpu = sum(v for k, v in report.user_properties if k == "cpu_s")
+    if cpu:
+        nodeid = report.nodeid.split("@", 1)[0]  # without xdist's group suffix
+        _CPU_TABLE[nodeid] = _CPU_TABLE.get(nodeid, 0.0) + cpu
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or not _CPU_TABLE:
+        return  # an xdist worker: the controller reports
+    total = sum(_CPU_TABLE.values())
+    wall = time.monotonic() - config._kairos_wall0
+    workers = getattr(config.option, "numprocesses", None) or 1
+    load = os.getloadavg()
+    tr = terminalreporter
+    tr.write_sep("-", "processor time per test (the test's process and the programs it waited for)")
+    for nodeid, cpu in sorted(_CPU_TABLE.items(), key=lambda kv: -kv[1])[:15]:
+        tr.write_line(f"{cpu:9.1f} s  {nodeid}")
+    tr.write_line(f"tests: {total:.0f} s of processor time in {len(_CPU_TABLE)} tests, "
+                  f"{wall:.0f} s of wall clock, {workers} worker(s), "
+                  f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    out = REPO / "build" / "reports"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "test-cpu.json").write_text(json.dumps(
+            {"total_cpu_s": round(total, 1), "wall_s": round(wall, 1), "workers": workers,
+             "loadavg": load, "cpu_s": dict(sorted(_CPU_TABLE.items(), key=lambda kv: -kv[1]))}, indent=1) + "\n")
+    except OSError as e:
+        tr.write_line(f"build/reports/test-cpu.json not written: {e}")
 
 
 def build_flavour(flavour: str) -> Path:
