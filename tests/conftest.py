@@ -53,8 +53,8 @@ def _unit(item: pytest.Item) -> str:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook appends the group to the node id
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if getattr(config.option, "dist", "no") != "loadgroup":
-        return
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return  # not an xdist worker under --dist loadgroup (workers collect, the controller schedules)
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
         units.setdefault(_unit(item), []).append(item)
