@@ -100,8 +100,7 @@ test: bootstrap
 	    $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
 
 # Long campaigns that do not fit CI's 40 minutes (tests marked `campaign`):
-# today the whole-file proof of the generated scheduler (`make prove-tatoc`,
-# docs/timed-automata.md "Proofs of the generated code").
+# today two refill-sum mutants of the kernel proofs (docs/proofs.md).
 campaign: bootstrap
 	$(PYTHON) -m pytest -q -m campaign tests $(PYTEST_ARGS)
 

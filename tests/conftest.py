@@ -33,22 +33,48 @@ def pytest_configure(config: pytest.Config) -> None:
 # by UNIT_CPU_S, so the long poles start at once and the short units fill the
 # end (longest processing time first). Serial runs keep pytest's order.
 
-# Processor seconds of the longest units, from build/reports/test-cpu.json of
-# a parallel run (the total per module, or per test for SPLIT_MODULES);
-# a unit not listed counts as DEFAULT_UNIT_CPU_S. Only the order depends on
-# them: a stale figure costs wall time, never a result.
+# Processor seconds of the longest units, keyed by module, test or
+# parametrized test: measured in a parallel run (build/reports/test-cpu.json;
+# main 999e422 + pytest-xdist, rounded up), except where a comment names the
+# documented figure. A unit not listed counts as DEFAULT_UNIT_CPU_S. Only the
+# order depends on them: a stale figure costs wall time, never a result.
 UNIT_CPU_S: dict[str, float] = {
+    # the whole-file proof of tasched's scheduler, two Frama-C processes
+    # (docs/timed-automata.md "Proofs of the generated code")
+    "tests/ta/test_tatoc_proofs.py::test_make_prove_tatoc_proves_every_goal_of_the_tasched_scheduler": 630,
+    "tests/test_prove.py::test_prove": 180,                   # the kernel's proof sets (docs/proofs.md)
+    "tests/wcet/test_latency_guard.py": 70,                   # `kairos latency --bound-only` (docs/wcet.md)
+    "tests/wcet/test_kernel_wcet.py": 45,                     # whole-entry `kairos wcet` (docs/wcet.md)
+    "tests/wcet/test_kernel_trace.py": 80,
+    "tests/system/test_analysis.py": 75,
+    "tests/ta/test_ta.py": 46,
+    "tests/test_fuzz.py": 42,
+    "tests/ta/test_edf_target.py": 41,
+    "tests/test_ktest.py::test_on_target_suite": 40,
+    "tests/test_prove.py::test_mutated_code_fails": 30,
+    "tests/test_ktest.py::test_on_target_suites_with_forced_preemption": 27,
+    "tests/ta/test_tatoc_proofs.py::test_slice_of_the_tasched_scheduler_is_proved": 27,
+    "tests/test_decode_pure.py": 24,
+    "tests/wcet/test_foreign.py": 24,
+    "tests/test_demo.py": 18,
+    "tests/ta/test_tatoc_proofs.py::test_update_function_is_proved_and_its_mutant_is_not": 16,
+    "tests/test_host_fuzz.py": 13,
+    "tests/test_host_units.py": 11,
 }
 DEFAULT_UNIT_CPU_S = 5.0
-SPLIT_MODULES = {
-}
+SPLIT_MODULES = {"tests/test_ktest.py", "tests/test_prove.py", "tests/ta/test_tatoc_proofs.py"}
 
 
 def _unit(item: pytest.Item) -> str:
     module = item.nodeid.split("::", 1)[0]
-    if module in SPLIT_MODULES:
-        return item.nodeid.split("[", 1)[0]
-    return module
+    return item.nodeid if module in SPLIT_MODULES else module
+
+
+def _unit_cpu_s(unit: str) -> float:
+    for key in (unit, unit.split("[", 1)[0], unit.split("::", 1)[0]):
+        if key in UNIT_CPU_S:
+            return UNIT_CPU_S[key]
+    return DEFAULT_UNIT_CPU_S
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook appends the group to the node id
@@ -57,10 +83,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return  # not an xdist worker under --dist loadgroup (workers collect, the controller schedules)
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
-        units.setdefault(_unit(item), []).append(item)
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_unit(item)))
-    cost = {u: UNIT_CPU_S.get(u, DEFAULT_UNIT_CPU_S) for u in units}
+        unit = _unit(item)
+        units.setdefault(unit, []).append(item)
+        # a test without a group is a unit of its own
+        if unit != item.nodeid and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(unit))
+    cost = {u: _unit_cpu_s(u) for u in units}
     items[:] = [it for u in sorted(units, key=lambda u: -cost[u]) for it in units[u]]
 
 
