@@ -33,7 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
 # the tests of a module in SPLIT_MODULES, which share only session fixtures
 # and take minutes each, are a unit each. The units are ordered longest first
 # by UNIT_CPU_S, so the long poles start at once and the short units fill the
-# end (longest processing time first). Serial runs keep pytest's order.
+# end (longest processing time first), then the units that run alone
+# (below). Serial runs keep pytest's order.
 
 # Processor seconds of the longest units, keyed by module, test or
 # parametrized test: measured in a parallel run (build/reports/test-cpu.json;
@@ -91,7 +92,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if unit != item.nodeid and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(unit))
     cost = {u: _unit_cpu_s(u) for u in units}
-    items[:] = [it for u in sorted(units, key=lambda u: -cost[u]) for it in units[u]]
+    # The units with a test that runs alone (ALONE) come last: early, one
+    # would keep a worker waiting for the other's long unit (the proof).
+    alone = {u: any(it.nodeid in ALONE for it in units[u]) for u in units}
+    items[:] = [it for u in sorted(units, key=lambda u: (alone[u], -cost[u])) for it in units[u]]
 
 
 # Tests that run alone. A QEMU run whose guest clock follows the host's (no
@@ -165,10 +169,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    cpu = sum(v for k, v in report.user_properties if k == "cpu_s")
-    if cpu:
+    phases = [v for k, v in report.user_properties if k == "cpu_s"]
+    if phases:
         nodeid = report.nodeid.split("@", 1)[0]  # without xdist's group suffix
-        _CPU_TABLE[nodeid] = _CPU_TABLE.get(nodeid, 0.0) + cpu
+        _CPU_TABLE[nodeid] = _CPU_TABLE.get(nodeid, 0.0) + sum(phases)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
