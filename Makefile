@@ -102,7 +102,7 @@ test: bootstrap
 # Long campaigns that do not fit CI's 40 minutes (tests marked `campaign`):
 # today two refill-sum mutants of the kernel proofs (docs/proofs.md).
 campaign: bootstrap
-	$(PYTHON) -m pytest -q -m campaign tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -m campaign -n $(TEST_JOBS) --dist loadgroup tests $(PYTEST_ARGS)
 
 # Benchmarks (docs/benchmarks.md): the release kernel and user/bench under
 # -icount; prints the table, the results file (build/bench/results/<UTC>.json,
