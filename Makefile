@@ -85,18 +85,24 @@ run: bootstrap
 	$(KAIROS) build examples/demo/system.xml --search-path build/debug/examples/demo -o build/debug/examples/demo.elf
 	$(KAIROS) run --kernel build/debug/kernel.elf build/debug/examples/demo.elf --icount --timeout 120
 
+# The tests run on every core: TEST_JOBS pytest-xdist workers (default: the
+# number of processors; TEST_JOBS=0 runs them in one process, serially), each
+# test module one unit of work, the longest units first (tests/conftest.py).
+# Everything the tests build is built here first, so that their own `make`
+# calls find it up to date and two workers never build the same file at once.
+TEST_JOBS ?= $(shell nproc)
 test: bootstrap
 	@$(MAKE) --no-print-directory FLAVOUR=check kernel user
 	@$(MAKE) --no-print-directory FLAVOUR=debug kernel user
 	@$(MAKE) --no-print-directory FLAVOUR=release kernel build/release/user/bench/bench.elf \
 	    build/release/user/latency/latency_stress.elf
-	$(PYTHON) -m pytest -q -m "not campaign" tests $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -m "not campaign" -n $(TEST_JOBS) --dist loadgroup --durations=30 tests \
+	    $(if $(KTEST),-k ktest,) $(PYTEST_ARGS)
 
 # Long campaigns that do not fit CI's 40 minutes (tests marked `campaign`):
-# today the whole-file proof of the generated scheduler (`make prove-tatoc`,
-# docs/timed-automata.md "Proofs of the generated code").
+# today two refill-sum mutants of the kernel proofs (docs/proofs.md).
 campaign: bootstrap
-	$(PYTHON) -m pytest -q -m campaign tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -m campaign -n $(TEST_JOBS) --dist loadgroup tests $(PYTEST_ARGS)
 
 # Benchmarks (docs/benchmarks.md): the release kernel and user/bench under
 # -icount; prints the table, the results file (build/bench/results/<UTC>.json,

@@ -36,7 +36,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 stamp=.venv/.kairos-installed
-if [ ! -x .venv/bin/python ] || [ ! -e "$stamp" ] || [ tools/pyproject.toml -nt "$stamp" ]; then
+# The test dependencies (tools[dev]) include pytest-xdist, which `make test`
+# needs to run the suite on every core; a venv made before it was added lacks it.
+if [ ! -x .venv/bin/python ] || [ ! -e "$stamp" ] || [ tools/pyproject.toml -nt "$stamp" ] \
+    || ! .venv/bin/python -c 'import xdist' 2>/dev/null; then
     echo "bootstrap: setting up the Python environment in .venv"
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q --upgrade pip >/dev/null

@@ -89,8 +89,8 @@ def _edge_functions(source: str, edge_text: str) -> list[str]:
     return [m.group(1)] + sorted(set(re.findall(rf"\b(ta_value_{m.group(2)}_\d+)\(s\)", source)))
 
 
-# CI's share of the whole-file proof (`make prove-tatoc`, the campaign
-# below; CI has no room for the whole file): functions chosen by role. The
+# A slice of the whole-file proof (`make prove-tatoc`, the test at the end),
+# a quick check of the functions that decide its cost, chosen by role. The
 # lemma functions (the only goals that open the invariant: ta_unfold's 34
 # conjuncts, ta_fold's predicate); the Scheduler's decision, the update over
 # every server's eligibility (once the hot spot: 51 s of Qed on one goal),
@@ -132,9 +132,8 @@ def test_prove_functions_must_name_functions_of_the_file(tmp_path: Path) -> None
     assert r.stderr.strip().count("\n") == 0 and "no_such_function" in r.stderr, r.stderr
 
 
-@pytest.mark.campaign
 def test_make_prove_tatoc_proves_every_goal_of_the_tasched_scheduler() -> None:
-    """`make prove-tatoc` (a campaign: `make campaign`, outside CI): every function of
+    """`make prove-tatoc` (in CI: `make test`): every function of
     the code user/tasched runs (the model tasched-3x6), every goal proved:
     the runtime-error guards, the state invariant before and after every
     function, loop invariants and variants, assigns clauses."""

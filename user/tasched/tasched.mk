@@ -26,9 +26,8 @@ user: $(TASCHED_ELF)
 # Frama-C/WP proofs of the generated scheduler code, every goal within a
 # fixed timeout (docs/timed-automata.md "Proofs of the generated code"): the
 # same model and generator as the code tasched runs, so the same C. Part of
-# `make prove` (the line below); CI (`make test`) has no room for the whole
-# file and proves a slice of it (tests/ta/test_tatoc_proofs.py), the whole
-# file being the campaign (`make campaign` asserts every goal).
+# `make prove` (the line below) and of CI (`make test` runs it in
+# tests/ta/test_tatoc_proofs.py, which asserts every goal).
 .PHONY: prove-tatoc
 prove-tatoc: bootstrap $(TASCHED_GEN)/model.xml
 	$(KAIROS) tatoc $(TASCHED_GEN)/model.xml -o $(BUILD)/prove-tatoc --prove
