@@ -166,9 +166,9 @@ def test_copy_pays_a_clean_victim_per_forced_miss(elf) -> None:
     assert res.bound >= N * (2 * 150 + 150)
 
 
-def _walk_asm(stride: int, offsets: list[int], n: int) -> str:
-    body = "".join(f"    ld   t1, {o}(t5)\n    add  a0, a0, t1\n" for o in offsets)
-    return f"""
+# Two pointers the test patches (ptr_a, ptr_b), an arena they point into,
+# and f's first steps: t0 = &ptr_a, t5 = ptr_a.
+_PREAMBLE = """
     .data
     .balign 64
 ptr_a: .dword 0
@@ -184,7 +184,12 @@ main:
 f:
     la   t0, ptr_a
     ld   t5, 0(t0)
-    li   t3, {n}
+"""
+
+
+def _walk_asm(stride: int, offsets: list[int], n: int) -> str:
+    body = "".join(f"    ld   t1, {o}(t5)\n    add  a0, a0, t1\n" for o in offsets)
+    return _PREAMBLE + f"""    li   t3, {n}
     li   a0, 0
 1:
 {body}    addi t5, t5, {stride}
@@ -212,23 +217,7 @@ def test_walk_strides_and_offsets_stay_sound(tmp_path: Path, stride: int, offset
 
 
 def _copy_asm(stride: int, n: int) -> str:
-    return f"""
-    .data
-    .balign 64
-ptr_a: .dword 0
-ptr_b: .dword 0
-    .bss
-    .balign 4096
-arena: .space 32768
-    .text
-    .globl main
-main:
-    ret
-    .globl f
-f:
-    la   t0, ptr_a
-    ld   t5, 0(t0)
-    ld   t6, 8(t0)
+    return _PREAMBLE + f"""    ld   t6, 8(t0)
     li   t3, {n}
 1:
     ld   t1, 0(t5)

@@ -347,20 +347,30 @@ class _Analysis:
         got = None
         f = self.ctx_func.get(ctx)
         if f is not None:
-            loop = next((lp for lp in self.loops_of(f).loops if lp.header == header and not lp.irreducible), None)
+            loop = self._reducible_loop(f, header)
             if loop is not None:
                 got = self._walk_in(ctx, f, loop)
         self._walks[(ctx, header)] = got
         return got
 
+    def _reducible_loop(self, f: Function, header: int):
+        """The reducible loop of f with this header, or None."""
+        return next((lp for lp in self.loops_of(f).loops if lp.header == header and not lp.irreducible), None)
+
+    @staticmethod
+    def _calls_in(f: Function, loop) -> bool:
+        """Whether a block of the loop ends in a call (walk and copy rules
+        only hold for loops whose every access is in sight)."""
+        return any(f.blocks[bs].kind in (Term.CALL, Term.TAILCALL) for bs in loop.blocks)
+
     def _walk_in(self, ctx: Context, f: Function, loop) -> tuple[int, int] | None:
+        if self._calls_in(f, loop):
+            return None
         line = self.levels[self.sym_level].config.line
         reg, lo, hi = None, None, None
         steps: list[tuple[int, Instr]] = []
         for bs in loop.blocks:
             blk = f.blocks[bs]
-            if blk.kind in (Term.CALL, Term.TAILCALL):
-                return None
             for ins in blk.instrs:
                 if ins.cls in MEM_CLASSES:
                     if not ins.rs1 or ins.rs1 == 2 or reg is not None and ins.rs1 != reg:
@@ -416,8 +426,8 @@ class _Analysis:
         f = self.ctx_func.get(ctx)
         if f is None or self.symbolic is None:
             return None
-        loop = next((lp for lp in self.loops_of(f).loops if lp.header == header and not lp.irreducible), None)
-        if loop is None:
+        loop = self._reducible_loop(f, header)
+        if loop is None or self._calls_in(f, loop):
             return None
         line = self.levels[self.sym_level].config.line
         head = f.blocks[header]
@@ -425,8 +435,6 @@ class _Analysis:
         written: dict[int, list[Instr]] = defaultdict(list)
         for bs in loop.blocks:
             blk = f.blocks[bs]
-            if blk.kind in (Term.CALL, Term.TAILCALL):
-                return None
             for ins in blk.instrs:
                 if ins.cls in MEM_CLASSES:
                     if bs != header:
