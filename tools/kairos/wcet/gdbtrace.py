@@ -134,10 +134,52 @@ class KernelRun:
     handlers: list[str] = field(default_factory=list)   # handler symbols the path went through
 
 
+# Instructions whose next pc may equal their own.
+_SELF_TARGETING = (InstrClass.BRANCH, InstrClass.JAL, InstrClass.JALR)
+# Consecutive steps that may retire nothing before the capture gives up.
+_MAX_STALLS = 100
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _record_run(gdb: "GdbClient", dec, handler_addrs: dict[int, str], entry: str,
+                max_steps: int) -> KernelRun | None:
+    """Single-step one kernel run from ``entry`` to its sret/mret/wfi; None
+    if it is longer than ``max_steps`` instructions."""
+    trace = Trace(entry=entry)
+    hs: list[str] = []
+    stalls = 0
+    ins = None
+    for _ in range(max_steps):
+        regs = gdb.registers()
+        pc = regs[32]
+        if ins is not None and pc == trace.pcs[-1] and ins.cls not in _SELF_TARGETING:
+            # The stub reported a step that retired nothing (seen on a
+            # loaded host: QEMU's vCPU left its step early).  Only a jump or
+            # branch can lead back to its own address.
+            stalls += 1
+            if stalls > _MAX_STALLS:
+                raise WcetError(f"gdb stub: {stalls} steps at {pc:#x} retired nothing")
+            gdb.step()
+            continue
+        ins = dec(pc)
+        if pc in handler_addrs:
+            hs.append(handler_addrs[pc])
+        daddr, width = -1, 0
+        if ins.cls in MEM_CLASSES:
+            base = regs[ins.rs1] if ins.rs1 else 0
+            imm = ins.imm if ins.cls not in (InstrClass.AMO, InstrClass.LR, InstrClass.SC) else 0
+            daddr, width = (base + imm) & _MASK, ins.mem_width
+        trace.append(pc, daddr, width)
+        if ins.cls in (InstrClass.SRET, InstrClass.MRET, InstrClass.WFI):
+            trace.stop = ins.mnemonic
+            return KernelRun(trace, hs)
+        gdb.step()
+    return None
 
 
 def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: str = "trap_entry",
@@ -201,30 +243,13 @@ def capture_kernel_runs(kernel: str | Path, roottask: str | Path | None, entry: 
             seen += 1
             if seen <= skip:
                 continue
-            trace = Trace(entry=entry)
-            hs: list[str] = []
-            for _ in range(max_steps):
-                regs = gdb.registers()
-                pc = regs[32]
-                ins = dec(pc)
-                if pc in handler_addrs:
-                    hs.append(handler_addrs[pc])
-                daddr, width = -1, 0
-                if ins.cls in MEM_CLASSES:
-                    base = regs[ins.rs1] if ins.rs1 else 0
-                    imm = ins.imm if ins.cls not in (InstrClass.AMO, InstrClass.LR, InstrClass.SC) else 0
-                    daddr, width = (base + imm) & _MASK, ins.mem_width
-                trace.append(pc, daddr, width)
-                if ins.cls in (InstrClass.SRET, InstrClass.MRET, InstrClass.WFI):
-                    trace.stop = ins.mnemonic
-                    break
-                gdb.step()
-            else:
+            run = _record_run(gdb, dec, handler_addrs, entry, max_steps)
+            if run is None:
                 if not skip_long:
                     raise WcetError(f"kernel run did not reach sret within {max_steps} instructions")
                 skipped += 1
                 continue
-            runs.append(KernelRun(trace, hs))
+            runs.append(run)
     finally:
         if gdb is not None:
             gdb.kill()
