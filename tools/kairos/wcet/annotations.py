@@ -70,6 +70,12 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
     align = 128                    # optional: the argument is a multiple of it
     note = "why (a proof)"         # (docs/wcet.md "Data addresses")
 
+    [[pointer]]                    # a trusted fact about loaded pointers:
+    fields = ["tcb.queue_next"]    # these pointer members hold NULL or a
+    align = 2048                   # multiple of align; 8-byte loads of them
+    functions = ["tqueue_insert"]  # (optional: only in these functions)
+    note = "why (objects are naturally aligned)"
+
 ``max`` is the maximum number of executions of the loop *header* per entry
 into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
 bottom (gcc's usual form) that is ``n``; with the test at the top it is
@@ -92,6 +98,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 
@@ -166,9 +173,33 @@ class ObjectFact:
 
 
 @dataclass
+class PointerFact:
+    """``[[pointer]]``: each of ``fields`` (``"struct.member"``, a pointer
+    member by its DWARF name) and each of ``variables`` (a pointer
+    variable's symbol) holds NULL or the address of an object that is a
+    multiple of ``align``; so does every 8-byte load of that member (in
+    ``functions``, or anywhere when empty) whose source line names the
+    member, and every 8-byte load of exactly that variable's address.  A
+    trusted fact, reported as such; ``note`` says why."""
+
+    fields: tuple[str, ...]
+    align: int
+    origin: str
+    functions: tuple[str, ...] = ()
+    note: str = ""
+    variables: tuple[str, ...] = ()   # pointer variables (symbols), every load of them
+
+    def describe(self) -> str:
+        where = f" (loads in {', '.join(self.functions)})" if self.functions else ""
+        return (f"{self.origin}: {', '.join(self.fields + self.variables)} hold NULL or a pointer to a "
+                f"{self.align}-byte aligned object{where}")
+
+
+@dataclass
 class Annotations:
     loops: list[LoopAnnotation] = field(default_factory=list)
     objects: list[ObjectFact] = field(default_factory=list)
+    pointers: list[PointerFact] = field(default_factory=list)
     noreturn: set[str] = field(default_factory=set)
     preemption: set[str] = field(default_factory=set)
     constants: dict[str, int] = field(default_factory=dict)
@@ -179,6 +210,7 @@ class Annotations:
         self.parameters.update(other.parameters)
         self.loops.extend(other.loops)
         self.objects.extend(other.objects)
+        self.pointers.extend(other.pointers)
         self.noreturn |= other.noreturn
         self.preemption |= other.preemption
         self.constants.update(other.constants)
@@ -274,7 +306,7 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
     ann = Annotations(paths=[path])
     ann.parameters = _parameters(data, path, params or {})
     values = {n: p.value for n, p in ann.parameters.items()}
-    known = {"loop", "noreturn", "constants", "preemption", "parameters", "object"}
+    known = {"loop", "noreturn", "constants", "preemption", "parameters", "object", "pointer"}
     for k in data:
         if k not in known:
             raise WcetError(f"{path}: unknown key {k!r} (expected one of {', '.join(sorted(known))})")
@@ -359,6 +391,7 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
         la.context = tuple(ctx)
         ann.loops.append(la)
     ann.objects = _objects(data, path, values)
+    ann.pointers = _pointers(data, path)
     nr = data.get("noreturn", [])
     if not isinstance(nr, list) or not all(isinstance(x, str) for x in nr):
         raise WcetError(f"{path}: noreturn must be a list of function names")
@@ -409,6 +442,41 @@ def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
         if align < 1 or align & (align - 1):
             raise WcetError(f"{origin}: align must be a power of two")
         out.append(ObjectFact(tuple(fns), arg, size, origin, str(ent.get("note", "")), expression, align))
+    return out
+
+
+_FIELD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
+
+
+def _pointers(data: dict, path: str) -> list[PointerFact]:
+    ents = data.get("pointer", [])
+    if not isinstance(ents, list):
+        raise WcetError(f"{path}: 'pointer' must be an array of tables ([[pointer]])")
+    out = []
+    for i, ent in enumerate(ents, 1):
+        origin = f"{os.path.basename(path)} pointer #{i}"
+        if not isinstance(ent, dict):
+            raise WcetError(f"{origin}: must be a table")
+        extra = set(ent) - {"fields", "variables", "align", "functions", "note"}
+        if extra:
+            raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
+        if "align" not in ent or not ("fields" in ent or "variables" in ent):
+            raise WcetError(f"{origin}: needs align and fields or variables")
+        fields = ent.get("fields", [])
+        if not isinstance(fields, list) or not all(isinstance(x, str) and _FIELD.fullmatch(x) for x in fields):
+            raise WcetError(f"{origin}: fields must be a list of \"struct.member\" names")
+        variables = ent.get("variables", [])
+        if not isinstance(variables, list) or not all(isinstance(x, str) and x for x in variables):
+            raise WcetError(f"{origin}: variables must be a list of symbol names")
+        if not fields and not variables:
+            raise WcetError(f"{origin}: names no field and no variable")
+        fns = ent.get("functions", [])
+        if not isinstance(fns, list) or not all(isinstance(x, str) and x for x in fns):
+            raise WcetError(f"{origin}: functions must be a list of function names")
+        align = _int(ent["align"], "align", origin)
+        if align < 2 or align & (align - 1):
+            raise WcetError(f"{origin}: align must be a power of two >= 2")
+        out.append(PointerFact(tuple(fields), align, origin, tuple(fns), str(ent.get("note", "")), tuple(variables)))
     return out
 
 

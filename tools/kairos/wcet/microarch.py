@@ -60,6 +60,8 @@ unknown).  ``value_info=None`` treats every data address as unknown.
 from __future__ import annotations
 
 import gc
+import os
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import Enum
@@ -226,6 +228,13 @@ class _Analysis:
         # -> (bytes of its object that indexed accesses stay within, the
         # argument's alignment).
         self.objects = objects or {}
+        # [[pointer]] facts: load address -> the alignment of what it loads.
+        self.pointer_loads: dict[int, int] = dict(getattr(objects, "loads", {})) if symbolic else {}
+        self.pointer_variables: dict[int, int] = dict(getattr(objects, "variables", {})) if symbolic else {}
+        # Argument registers take the alignment of the caller's value
+        # (``_argument_alignment``).
+        self.args_at_call = getattr(value_info, "args_at_call", None) if symbolic else None
+        self._callers: dict[Context, list[tuple[Context, int]]] | None = None
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
         self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
@@ -758,11 +767,11 @@ class _Analysis:
         if got is not False:
             return got
         got = None
+        ctx, kind = key
+        line = self.levels[self.sym_level].config.line
         fam = self.family(key)
         if fam is not None:
-            ctx, kind = key
             fe = self.ctx_func[ctx].entry
-            line = self.levels[self.sym_level].config.line
             size_align = self.objects[fe][fam[0][1][1]]
             root = min(size_align[1], line)
             if fam[1] is None:
@@ -777,8 +786,61 @@ class _Analysis:
             elif kind[0] == "p" and self.merged is not None:
                 self._aligns[key] = None        # a loop through this merge: nothing
                 got = self._merged_alignment(ctx, fe, kind)
+        elif isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 and self._loads_pointer(ctx, kind[1]):
+            # The value a [[pointer]] load site loads: NULL or a multiple
+            # of the fact's alignment, so 0 modulo it either way.
+            m = min(self._loads_pointer(ctx, kind[1]), line)
+            got = (m, 0) if m > 1 else None
+        elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
+            # A merge of values of known alignment (a list walk's cursor).
+            self._aligns[key] = None            # a loop through this merge: nothing
+            got = self._merged_alignment(ctx, self.ctx_func[ctx].entry, kind)
+        elif isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 and self.args_at_call is not None:
+            self._aligns[key] = None            # a recursive way round: nothing
+            got = self._argument_alignment(ctx, kind[1], line)
         self._aligns[key] = got
         return got
+
+    def _loads_pointer(self, ctx: Context, addr: int) -> int:
+        """The alignment a [[pointer]] fact gives the value the instruction
+        at ``addr`` defines: a load site of a field, or a load of exactly
+        a pointer variable's 8 bytes; 0 if none."""
+        got = self.pointer_loads.get(addr, 0)
+        if not got and self.pointer_variables and self.value_info is not None:
+            r = self.value_info.access(self.ctx_func[ctx].entry, addr)
+            if r is not None and r.base == "abs" and r.hi - r.lo == 8:
+                got = self.pointer_variables.get(r.lo & ((1 << 64) - 1), 0)
+        return got
+
+    def _argument_alignment(self, ctx: Context, reg: int, line: int) -> tuple[int, int] | None:
+        """An argument register at a function's entry in ``ctx``: the
+        alignment its value has at every call that enters ``ctx`` (the
+        caller's value, in the caller's context), or None."""
+        if self._callers is None:
+            self._callers = self.p.context_callers(self.entry)
+        res: tuple[int, int] | None = None
+        for cctx, site_block in self._callers.get(ctx, ()):
+            cf = self.ctx_func.get(cctx)
+            vals = self.args_at_call(cf.blocks[site_block].last.addr) if cf is not None else None
+            val = vals[reg - 10] if vals is not None else None
+            if val is None or val[1] != val[2]:
+                return None
+            if val[0] == "abs":                 # an exact address: its place in the line is known
+                a: tuple[int, int] | None = (line, 0)
+            elif isinstance(val[0], tuple):
+                a = self.alignment((cctx, val[0]))
+            else:
+                return None
+            if a is None:
+                return None
+            a = (a[0], (a[1] + val[1]) % a[0])
+            if res is not None:
+                m = min(res[0], a[0])
+                if (res[1] - a[1]) % m:
+                    return None
+                a = (m, a[1] % m)
+            res = a
+        return res if res is not None and res[0] > 1 else None
 
     def _merged_alignment(self, ctx: Context, fe: int, kind) -> tuple[int, int] | None:
         """A merge block's name: the alignment every way in agrees on (its
@@ -1345,6 +1407,12 @@ class _Runs:
             run = self.open[base] = (keep, [])
         if exact:
             run[1].append((lo, width))
+            al = self.alignment(base)
+            if al is not None and al[0] >= self.line and (al[1] + lo) // self.line == (al[1] + hi - 1) // self.line:
+                # The base's position in its line is known: the whole line
+                # of the access is cached now, the other fields in it too.
+                lo = lo - (al[1] + lo) % self.line
+                hi = lo + self.line
             self.state[base] = symlines.add_interval(keep, lo, hi, self.line)
         else:
             self.misses += 1           # some line of a range: one miss, nothing guaranteed
@@ -1359,13 +1427,25 @@ class _Runs:
         return tuple(sorted(self.state.items(), key=lambda kv: repr(kv[0])))
 
 
-def object_facts(image: Any, annotations: Any) -> tuple[dict[int, dict[int, tuple[int, int]]], list[str]]:
-    """The ``[[object]]`` facts of ``annotations`` for ``analyse``: function
-    entry -> argument register -> (object size, alignment); and the notes
-    to report.
+class ObjectFacts(dict):
+    """The trusted object facts for ``analyse``: function entry -> argument
+    register -> (object size, alignment) (``[[object]]``), and in ``loads``
+    the address of every load whose loaded value is NULL or a multiple of
+    the given alignment, in ``variables`` the address of every pointer
+    variable whose value is (``[[pointer]]``)."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.loads: dict[int, int] = {}
+        self.variables: dict[int, int] = {}     # address of a pointer variable -> alignment
+
+
+def object_facts(image: Any, annotations: Any) -> tuple[ObjectFacts, list[str]]:
+    """The ``[[object]]`` and ``[[pointer]]`` facts of ``annotations`` for
+    ``analyse`` (``ObjectFacts``), and the notes to report.
     Every fact is trusted (the binary cannot show it), so each is reported;
     a function not in the ELF is reported too (the fact is stale there)."""
-    out: dict[int, dict[int, tuple[int, int]]] = {}
+    out = ObjectFacts()
     notes: list[str] = []
     for fact in getattr(annotations, "objects", ()):
         missing = [n for n in fact.functions if not image.has_symbol(n)]
@@ -1378,12 +1458,123 @@ def object_facts(image: Any, annotations: Any) -> tuple[dict[int, dict[int, tupl
         notes.append("trusted: " + fact.describe())
         if missing:
             notes.append(f"{fact.origin}: no function {', '.join(missing)} in the ELF (fact unused there)")
+    pointers = list(getattr(annotations, "pointers", ()))
+    if pointers:
+        dirs = [os.path.dirname(os.path.abspath(p)) for p in getattr(annotations, "paths", ())]
+        for fact in pointers:
+            loads, fact_notes = pointer_loads(image, fact, dirs) if fact.fields else ([], [])
+            for a in loads:
+                out.loads[a] = max(out.loads.get(a, 1), fact.align)
+            notes.extend(fact_notes)
+            for name in fact.variables:
+                if not image.has_symbol(name) or image.symbol(name).size != 8:
+                    raise WcetError(f"{fact.origin}: no 8-byte variable {name!r} in the ELF")
+                a = image.symbol(name).addr
+                out.variables[a] = max(out.variables.get(a, 1), fact.align)
+            if not fact.fields:
+                notes.append("trusted: " + fact.describe())
     return out, notes
+
+
+def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[list[int], list[str]]:
+    """The load sites a ``[[pointer]]`` fact applies to, and its notes.
+
+    Each ``struct.member`` of the fact must be a pointer member in the ELF's
+    DWARF (else the annotation is wrong: an error).  A site is an 8-byte
+    load (``ld``) with the member's offset as its displacement, in the
+    fact's functions (every function when it names none), whose source
+    line names the member (``->member`` or ``.member``): the displacement
+    alone could be another structure's field at the same offset.  The
+    member's value at a site is then NULL or a multiple of ``align``;
+    NULL is a multiple of every alignment, so the fact needs no NULL test
+    before it, and an access through NULL would fault, which ends the
+    kernel's path (kernel_panic) rather than reach a cache line."""
+    from kairos.wcet.anchors import SourceText
+
+    members = _dwarf_members(image)
+    if members is None:
+        return [], [f"{fact.origin}: no DWARF type information in the ELF (fact unused)"]
+    offsets: dict[int, list[str]] = {}
+    for name in fact.fields:
+        got = members.get(name)
+        if got is None:
+            raise WcetError(f"{fact.origin}: no member {name!r} in the ELF's DWARF types")
+        if not got[1]:
+            raise WcetError(f"{fact.origin}: member {name!r} is not a pointer")
+        offsets.setdefault(got[0], []).append(name.split(".", 1)[1])
+    if fact.functions:
+        missing = [n for n in fact.functions if not image.has_symbol(n)]
+        if missing:
+            raise WcetError(f"{fact.origin}: no function {', '.join(missing)} in the ELF")
+        syms = [image.symbol(n) for n in fact.functions]
+    else:
+        syms = [s for s in image.symbols if s.kind == "func" and s.size > 0]
+    src = SourceText(image, source_dirs)
+    sites: list[int] = []
+    seen: set[int] = set()
+    for sym in syms:
+        a = sym.addr
+        while a < sym.addr + sym.size:
+            try:
+                ins = image.instr(a)
+            except WcetError:
+                break
+            a += ins.size
+            if ins.addr in seen or ins.cls is not InstrClass.LOAD or ins.mem_width != 8:
+                continue
+            names = offsets.get(ins.imm)
+            if not names:
+                continue
+            li = image.line_of(ins.addr)
+            text = src.line(*li) if li is not None else None
+            if text is not None and any(re.search(r"(->|\.)\s*" + re.escape(n) + r"\b", text) for n in names):
+                seen.add(ins.addr)
+                sites.append(ins.addr)
+    notes = ["trusted: " + fact.describe() + f": {len(sites)} load site(s)"]
+    if not sites:
+        notes.append(f"{fact.origin}: no load of {', '.join(fact.fields)} found (fact unused)")
+    return sites, notes
+
+
+def _dwarf_members(image: Any) -> dict[str, tuple[int, bool]] | None:
+    """``"struct.member" -> (byte offset, is a pointer)`` for the named
+    structures of the ELF's DWARF; None without DWARF."""
+    cached = image.__dict__.get("_wcet_members", False)
+    if cached is not False:
+        return cached
+    out: dict[str, tuple[int, bool]] | None = None
+    elf = getattr(image, "_elf", None)
+    try:
+        if elf is not None and elf.has_dwarf_info():
+            out = {}
+            for cu in elf.get_dwarf_info().iter_CUs():
+                for die in cu.iter_DIEs():
+                    if die.tag != "DW_TAG_structure_type" or "DW_AT_name" not in die.attributes:
+                        continue
+                    sname = die.attributes["DW_AT_name"].value.decode(errors="replace")
+                    for m in die.iter_children():
+                        if m.tag != "DW_TAG_member" or "DW_AT_name" not in m.attributes:
+                            continue
+                        loc = m.attributes.get("DW_AT_data_member_location")
+                        if loc is None or not isinstance(loc.value, int):
+                            continue
+                        t = m.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in m.attributes else None
+                        for _ in range(8):     # through typedefs and qualifiers
+                            if t is None or t.tag not in ("DW_TAG_typedef", "DW_TAG_const_type",
+                                                          "DW_TAG_volatile_type"):
+                                break
+                            t = t.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in t.attributes else None
+                        key = f"{sname}.{m.attributes['DW_AT_name'].value.decode(errors='replace')}"
+                        out[key] = (loc.value, t is not None and t.tag == "DW_TAG_pointer_type")
+    except Exception as exc:  # corrupt DWARF must not crash the analysis
+        raise WcetError(f"malformed DWARF type information in {image.path}: {exc}") from None
+    image.__dict__["_wcet_members"] = out
+    return out
 
 
 def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
             entry_state: str = "auto", symbolic: bool = True,
-            objects: dict[int, dict[int, tuple[int, int]]] | None = None) -> BlockCosts:
+            objects: ObjectFacts | dict[int, dict[int, tuple[int, int]]] | None = None) -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
     first-miss penalties per loop entry, for the analysis of ``entry``.
 

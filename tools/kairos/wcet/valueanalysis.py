@@ -116,6 +116,8 @@ class ValueInfo:
         self._operands: dict[tuple[int, Kind], tuple[int, int]] = {}
         self._phis: dict[tuple[int, int], dict[int, dict[int, Val]]] = {}
         self._defs: dict[int, frozenset[int]] = {}
+        # a0..a7 at each call (and tail call) instruction, for ``args_at_call``.
+        self._args_at_call: dict[int, tuple[Val, ...]] = {}
         slots = device_pointer_variables(self.image)
         #: Whether pointers of unknown value may be assumed to address
         #: memory (those of volatile-pointer variables excepted): only with
@@ -209,6 +211,12 @@ class ValueInfo:
         defines it: the constant added to the argument in the argument's
         operand, and the register of the index operand."""
         return self._operands.get((func_entry, kind))
+
+    def args_at_call(self, call_addr: int) -> tuple[Val, ...] | None:
+        """The values of a0..a7 just before the call (or tail call)
+        instruction at ``call_addr``, in its caller's terms (None per
+        register: unknown); None if the call was not analysed."""
+        return self._args_at_call.get(call_addr)
 
     def merged(self, func_entry: int, block: int) -> dict[int, dict[int, Val]]:
         """The registers named ``("p", block, r)`` at a merge block, each
@@ -446,7 +454,10 @@ class ValueInfo:
             if s not in state_in:
                 continue
             regs = dict(state_in[s])
-            for ins in f.blocks[s].instrs:
+            blk = f.blocks[s]
+            for ins in blk.instrs:
+                if ins is blk.last and blk.kind in (Term.CALL, Term.TAILCALL):
+                    self._args_at_call[ins.addr] = tuple(regs.get(r) for r in range(10, 18))
                 self._step(regs, ins, f, record=True)
 
     @staticmethod
