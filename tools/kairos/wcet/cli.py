@@ -125,11 +125,11 @@ def _run(args: argparse.Namespace, err) -> int:
                 prog.update(task, completed=frac, description=msg)
             an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb,
                             context_budget=budget, symbolic_cache=precise and args.symbolic_cache,
-                            **infeasible_opts)
+                        **infeasible_opts)
     else:
         an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry,
                         context_budget=budget, symbolic_cache=precise and args.symbolic_cache,
-                            **infeasible_opts)
+                        **infeasible_opts)
     if args.json:
         report.write_json(an, args.json)
     if args.html:
