@@ -33,6 +33,11 @@ def register(sub) -> None:
                         "anything (the analysis before symbolic cache lines; for comparison)")
     p.add_argument("--no-infeasible-paths", action="store_true",
                    help="do not look for infeasible paths and flag facts (to measure their gain)")
+    p.add_argument("--no-precision", action="store_true",
+                   help="switch off every precision mechanism of issue 14 together: symbolic cache lines "
+                        "(with line and copy walks and object facts), infeasible paths and flag facts, and "
+                        "SMT loop bounds (annotations are then trusted); the analysis before them, for "
+                        "comparison (docs/wcet.md)")
     p.add_argument("--infeasible-budget", type=float, default=None, metavar="SECONDS",
                    help="effort for the infeasible-path refinement of each entry, in nominal seconds "
                         "(deterministic solver units, the same on any machine; default 4)")
@@ -105,9 +110,11 @@ def _run(args: argparse.Namespace, err) -> int:
         return 1 if any(r.unbounded for r in rows) else 0
     if args.infeasible_budget is not None and args.infeasible_budget < 0:
         raise WcetError("--infeasible-budget must be at least 0 seconds")
-    infeasible_opts = {"infeasible_paths": not args.no_infeasible_paths,
+    precise = not args.no_precision
+    infeasible_opts = {"infeasible_paths": precise and not args.no_infeasible_paths,
                        "infeasible_budget": args.infeasible_budget,
-                       "arrays_in_bounds": args.assume_arrays_in_bounds}
+                       "arrays_in_bounds": args.assume_arrays_in_bounds,
+                       "smt_loops": precise}
     show_progress = not args.quiet and err.is_terminal
     if show_progress:
         with Progress(TextColumn("[bold]wcet[/]"), BarColumn(), TextColumn("{task.description}"),
@@ -117,10 +124,12 @@ def _run(args: argparse.Namespace, err) -> int:
             def cb(msg: str, frac: float) -> None:
                 prog.update(task, completed=frac, description=msg)
             an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb,
-                            context_budget=budget, symbolic_cache=args.symbolic_cache, **infeasible_opts)
+                            context_budget=budget, symbolic_cache=precise and args.symbolic_cache,
+                        **infeasible_opts)
     else:
         an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry,
-                        context_budget=budget, symbolic_cache=args.symbolic_cache, **infeasible_opts)
+                        context_budget=budget, symbolic_cache=precise and args.symbolic_cache,
+                        **infeasible_opts)
     if args.json:
         report.write_json(an, args.json)
     if args.html:

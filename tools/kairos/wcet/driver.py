@@ -113,7 +113,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         progress: Callable[[str, float], None] | None = None,
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
         infeasible_paths: bool = True, infeasible_budget: float | None = None,
-        arrays_in_bounds: bool = False) -> Analysis:
+        arrays_in_bounds: bool = False, smt_loops: bool = True) -> Analysis:
     """Analyse every entry: parse the specifications, build the program and
     one view per restriction, share call contexts above ``context_budget``,
     run the value analysis, then per entry the block costs and the path.
@@ -122,7 +122,8 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     through pointers of unknown value (each then costs a miss and may evict
     anything), to show what that precision gains.  ``infeasible_paths``
     refines each entry's ILP with infeasible paths and flag facts
-    (``infeasible.py``); ``arrays_in_bounds`` is its optional assumption."""
+    (``infeasible.py``); ``arrays_in_bounds`` is its optional assumption.
+    ``smt_loops=False`` bounds loops without the solver (annotations unchecked)."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -133,6 +134,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     say("building control-flow graphs", 0.05)
     program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn)
     bounds = BoundAnalysis(program, ann)
+    bounds.smt = smt_loops
     views: dict[tuple, Program] = {}
     for sp in specs:
         if sp.view not in views:
