@@ -125,21 +125,32 @@ static bool cap_is_revocable(cap_t derived, cap_t src)
     }
 }
 
+/* Each slot is visited once: everything needed from src is read and src
+ * is written, then dest is checked and written, then the next slot's back
+ * link. The WCET analysis places the three slots anywhere, so a miss on
+ * one may evict another's line; code that goes back and forth between
+ * them (as the plain order of seL4's cteInsert does) pays a miss at every
+ * switch (docs/processor-model.md §3 "Symbolic lines"). */
 void cte_insert(cap_t new_cap, cte_t *src, cte_t *dest)
 {
-    kassert(cap_is_null(dest->cap) && dest->mdb.next == 0 && dest->mdb.prev == 0);
-    bool revocable = cap_is_revocable(new_cap, src->cap);
+    cap_t src_cap = src->cap;
+    word_t src_next = src->mdb.next;
+    bool revocable = cap_is_revocable(new_cap, src_cap);
     /* A copy of an untyped takes over its free memory: the source is marked
      * full so that only the copy can allocate (seL4's setUntypedCapAsFull). */
-    if (cap_type(src->cap) == CAP_UNTYPED && cap_type(new_cap) == CAP_UNTYPED &&
-        cap_obj(src->cap) == cap_obj(new_cap) &&
-        cap_untyped_size_bits(src->cap) == cap_untyped_size_bits(new_cap))
-        src->cap.w1 = 1ul << cap_untyped_size_bits(src->cap); /* cap.h: w1 = watermark */
-    cte_t *next = mdb_next(src);
-    dest->cap = new_cap;
+    if (cap_type(src_cap) == CAP_UNTYPED && cap_type(new_cap) == CAP_UNTYPED &&
+        cap_obj(src_cap) == cap_obj(new_cap) && cap_untyped_size_bits(src_cap) == cap_untyped_size_bits(new_cap))
+        src->cap.w1 = 1ul << cap_untyped_size_bits(src_cap); /* cap.h: w1 = watermark */
+    src->mdb.next = (word_t)dest | (src_next & MDB_FLAGS);
+    cte_t *next = (cte_t *)(src_next & ~MDB_FLAGS);
+    /* One test of all three words (bitwise &), so the check is one run of reads. */
+    kassert(cap_is_null(dest->cap) & (dest->mdb.next == 0) & (dest->mdb.prev == 0));
+    /* Word by word: a structure copy makes gcc store new_cap on the stack
+     * and read it back here, between the accesses to dest. */
+    dest->cap.w0 = new_cap.w0;
+    dest->cap.w1 = new_cap.w1;
     dest->mdb.prev = (word_t)src;
     dest->mdb.next = (word_t)next | (revocable ? (MDB_REVOCABLE | MDB_FIRST_BADGED) : 0);
     if (next)
         next->mdb.prev = (word_t)dest;
-    src->mdb.next = (word_t)dest | (src->mdb.next & MDB_FLAGS);
 }

@@ -120,7 +120,7 @@ static const u8 user_context_regs[32] = {
 void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
 {
     const struct fault *f = &sender->fault;
-    word_t mr[11];
+    word_t mr[11] = {0};
     word_t n = 0;
     switch (f->type) {
     case FAULT_CAP:
@@ -135,8 +135,15 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
         mr[0] = sender->ctx.fault_ip;
         mr[1] = sender->ctx.x[REG_SP];
         mr[2] = sender->ctx.x[REG_RA];
-        for (word_t i = 0; i < 7; i++)
-            mr[3 + i] = sender->ctx.x[REG_A0 + i];
+        /* A0-A6, written out: mr is then indexed by constants only, and
+         * gcc keeps it in registers (see the copy below). */
+        mr[3] = sender->ctx.x[REG_A0];
+        mr[4] = sender->ctx.x[REG_A0 + 1];
+        mr[5] = sender->ctx.x[REG_A0 + 2];
+        mr[6] = sender->ctx.x[REG_A0 + 3];
+        mr[7] = sender->ctx.x[REG_A0 + 4];
+        mr[8] = sender->ctx.x[REG_A0 + 5];
+        mr[9] = sender->ctx.x[REG_A0 + 6];
         mr[10] = f->number;
         n = 11;
         break;
@@ -175,10 +182,40 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
     word_t *buf = n > NUM_MSG_REGISTERS ? ipc_buffer_kptr(receiver) : NULL;
     if (!buf && n > NUM_MSG_REGISTERS)
         n = NUM_MSG_REGISTERS;
-    for (word_t i = 0; i < n && i < NUM_MSG_REGISTERS; i++)
-        receiver->ctx.x[REG_A2 + i] = mr[i];
-    for (word_t i = NUM_MSG_REGISTERS; i < n; i++)
-        buf[BUF_MSG + i] = mr[i];
+    /* Every word is read from mr (on the stack) before any is written,
+     * then the registers and the buffer are written, each in one run: a
+     * loop that moved word by word would switch between the stack and
+     * the receiver at every word, and the WCET analysis charges a miss at
+     * every switch between objects it cannot place (docs/processor-model.md
+     * §3 "Symbolic lines"). mr is zeroed, so the words past n read here are
+     * defined; they are not written. */
+    _Static_assert(NUM_MSG_REGISTERS == 4 && sizeof mr / sizeof mr[0] == 11, "four registers, seven buffer words");
+    word_t r0 = mr[0], r1 = mr[1], r2 = mr[2], r3 = mr[3];
+    word_t b4 = mr[4], b5 = mr[5], b6 = mr[6], b7 = mr[7], b8 = mr[8], b9 = mr[9], b10 = mr[10];
+    word_t *x = &receiver->ctx.x[REG_A2];
+    if (n > 0)
+        x[0] = r0;
+    if (n > 1)
+        x[1] = r1;
+    if (n > 2)
+        x[2] = r2;
+    if (n > 3)
+        x[3] = r3;
+    if (n > 4) {
+        buf[BUF_MSG + 4] = b4;
+        if (n > 5)
+            buf[BUF_MSG + 5] = b5;
+        if (n > 6)
+            buf[BUF_MSG + 6] = b6;
+        if (n > 7)
+            buf[BUF_MSG + 7] = b7;
+        if (n > 8)
+            buf[BUF_MSG + 8] = b8;
+        if (n > 9)
+            buf[BUF_MSG + 9] = b9;
+        if (n > 10)
+            buf[BUF_MSG + 10] = b10;
+    }
     receiver->ctx.x[REG_A0] = badge;
     receiver->ctx.x[REG_A1] = msginfo_new(f->type, 0, 0, n);
 }

@@ -241,8 +241,11 @@ KTEST(ipc, call_and_replyrecv_round_trips)
     kt_threads_cleanup();
 }
 
-/* Server with an IPC buffer: receive, check, reply 120 words 3*i+1. */
+/* Server with an IPC buffer: receive, check, reply 120 words 3*i+1. Once
+ * it has replied (long_filled), the words past a request's length must
+ * still hold that reply: the kernel copied no more than the length. */
 static kt_thread_t *long_srv;
+static volatile int long_filled;
 static void server_long(seL4_Word ep, seL4_Word reply, seL4_Word unused)
 {
     (void)unused;
@@ -257,9 +260,14 @@ static void server_long(seL4_Word ep, seL4_Word reply, seL4_Word unused)
                 ok = 0;
         if (r.a2 != 1000 || r.a5 != 1003)
             ok = 0;
+        if (long_filled)
+            for (seL4_Word i = len > 4 ? len : 4; i < 120; i++)
+                if (buf[1 + i] != 3 * i + 1)
+                    ok = 0;
         flag = ok ? len : 0xbad;
         for (seL4_Word i = 4; i < 120; i++)
             buf[1 + i] = 3 * i + 1;
+        long_filled = 1;
         kt_regs_t out = {ep, info(0, 120), 1, 4, 7, 10, reply, 0};
         r = kt_syscall(seL4_SysReplyRecv, out);
     }
@@ -272,6 +280,7 @@ KTEST(ipc, long_messages_go_through_the_ipc_buffers)
     kt_root_prio(100);
     seL4_CPtr ep = make_ep();
     seL4_CPtr reply = make_reply();
+    long_filled = 0;
     long_srv = kt_thread_new(150, true, true);
     kt_thread_start(long_srv, server_long, ep, reply, 0);
     for (seL4_Word i = 0; i < 120; i++)
@@ -281,6 +290,32 @@ KTEST(ipc, long_messages_go_through_the_ipc_buffers)
     KASSERT_EQ(seL4_MessageInfo_get_length(out), 120);
     for (seL4_Word i = 0; i < 120; i++)
         KASSERT_EQ(seL4_GetMR((int)i), 3 * i + 1);
+    kt_threads_cleanup();
+}
+
+/* The kernel copies the buffer part eight words at a time and then the
+ * rest one by one (endpoint.c copy_mrs): every length from 5 to 29 (no,
+ * one, two and three eight-word runs, each with every rest 0-7) and the
+ * longest ones arrive exactly, no word more. */
+KTEST(ipc, every_buffer_length_arrives_exactly)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep();
+    seL4_CPtr reply = make_reply();
+    long_filled = 0;
+    long_srv = kt_thread_new(150, true, true);
+    kt_thread_start(long_srv, server_long, ep, reply, 0);
+    static const seL4_Word extra[3] = {118, 119, 120};
+    for (seL4_Word k = 0; k < 25 + 3; k++) {
+        seL4_Word len = k < 25 ? 5 + k : extra[k - 25];
+        for (seL4_Word i = 0; i < 120; i++)
+            seL4_SetMR((int)i, 1000 + i);
+        seL4_MessageInfo_t out = seL4_Call(ep, seL4_MessageInfo_new(0, 0, 0, len));
+        KASSERT_EQ(flag, len);
+        KASSERT_EQ(seL4_MessageInfo_get_length(out), 120);
+    }
     kt_threads_cleanup();
 }
 
