@@ -49,6 +49,16 @@
     // give to SMT provers: an all-ones mask keeps a 64-bit value.
     axiom land_ones: \forall integer x; 0 <= x <= 0xFFFFFFFFFFFFFFFF ==> (x & 0xFFFFFFFFFFFFFFFF) == x;
   }
+
+  // A slot has one parent.
+  lemma child_unique: \forall integer p1, p2, j; child(p1, j) && child(p2, j) ==> p1 == p2;
+  // Filling the hole with an entry that fits between its parent and its
+  // children orders the heap (each sift's last step).
+  lemma fill: \forall struct release_queue *q, integer n, h;
+      ordered_but(q, n, h) &&
+      (\forall integer p; child(p, h) ==> entry_le(q->heap[p], q->heap[h])) &&
+      (\forall integer j; child(h, j) && j < n ==> entry_le(q->heap[h], q->heap[j])) ==>
+      ordered(q, n);
 */
 
 /*@ requires \valid_read(a) && \valid_read(b);
@@ -123,10 +133,17 @@ static u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
         loop variant RELEASE_QUEUE_LEVELS - level; */
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS && i > 0; level++) {
         u32 parent = (i - 1) / RELEASE_QUEUE_ARITY;
+        //@ assert child(parent, i);
         struct release_entry p = q->heap[parent];
         if (!before_mask(time, seq, p.time, p.seq))
             break;
         place(q, i, p);
+        /*@ assert \forall integer j; child(i, j) && j < q->count ==>
+                       entry_le(q->heap[i], q->heap[j]); */
+        /*@ assert \forall integer j; child(parent, j) && j < q->count ==>
+                       key_le(time, seq, q->heap[j].time, q->heap[j].seq); */
+        //@ assert ordered_but(q, q->count, parent);
+        //@ assert entries_ok_but(q, q->count, parent);
         i = parent;
     }
     return i;
@@ -201,13 +218,27 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
         consider(&ch, c, 1, n);
         consider(&ch, c, 2, n);
         consider(&ch, c, 3, n);
+        //@ assert \let w = first + ch.k; child(i, w) && w < count;
+        /*@ assert \let w = first + ch.k;
+                q->heap[w].time == ch.time && q->heap[w].seq == ch.seq &&
+                q->heap[w].sc == (struct sched_context *)(word_t)ch.sc &&
+                q->heap[w].tcb == (struct tcb *)(word_t)ch.tcb; */
+        /*@ assert \forall integer j; child(i, j) && j < count ==>
+                       key_le(ch.time, ch.seq, q->heap[j].time, q->heap[j].seq); */
         if (!before_mask(ch.time, ch.seq, time, seq))
             break;
         place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
                                            (struct tcb *)(word_t)ch.tcb});
+        //@ ghost u32 w = first + (u32)ch.k;
+        //@ assert \forall integer j; child(i, j) && j < count ==> entry_le(q->heap[i], q->heap[j]);
+        //@ assert \forall integer p; child(p, i) ==> entry_le(q->heap[p], q->heap[i]);
+        //@ assert ordered_but(q, count, w);
+        //@ assert entries_ok_but(q, count, w);
         i = first + (u32)ch.k;
     }
+    //@ assert \forall integer j; child(i, j) && j < count ==> key_le(time, seq, q->heap[j].time, q->heap[j].seq);
     place(q, i, (struct release_entry){time, seq, sc, tcb});
+    //@ assert ordered(q, count);
 }
 
 /* Put e, whose old entry was at slot i, where its key belongs. The
@@ -223,6 +254,7 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
     ensures ordered(q, q->count) && entries_ok(q, q->count); */
 static void sift(struct release_queue *q, u32 i, struct release_entry e)
 {
+    //@ assert i > 0 ==> child((i - 1) / RELEASE_QUEUE_ARITY, i);
     if (i > 0 && before_mask(e.time, e.seq, q->heap[(i - 1) / RELEASE_QUEUE_ARITY].time,
                              q->heap[(i - 1) / RELEASE_QUEUE_ARITY].seq))
         place(q, rise(q, i, e.time, e.seq), e);
@@ -239,6 +271,7 @@ static void take_out(struct release_queue *q, u32 i)
 {
     q->heap[i].sc->release_pos = 0;
     u32 last = --q->count;
+    //@ assert ordered(q, q->count) && entries_ok_but(q, q->count, i);
     if (i != last)
         sift(q, i, q->heap[last]);
 }
