@@ -2,7 +2,7 @@
 
 test_prove runs every proof set of the Makefile, as `make prove` does, and
 requires every goal proved. The mutation tests are the proofs' teeth: each
-copies the kernel sources, breaks refill.c, thread.c or queue.c in one place (a flipped
+copies the kernel sources, breaks refill.c, thread.c, queue.c or release.c in one place (a flipped
 comparison, a loop that runs one step too far), runs the same WP command on
 the function it broke, and requires the proof to fail there.
 """
@@ -39,7 +39,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
-    assert {"refill", "ready", "tqueue"} <= set(sets)
+    assert {"refill", "ready", "tqueue", "release"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
@@ -99,6 +99,19 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("tqueue", "kernel/queue.c", "tqueue_remove",
      "        q->tail = t->queue_prev;",
      "        q->tail = t->queue_next;"),
+    # a sink goes one level further down when the hole's first child is the
+    # slot just past the heap: it reads that slot's stale entry as a child
+    # and writes its SC (the present-children count n is 0 and the entry
+    # need not be valid: consider's and place's preconditions fail)
+    ("release", "kernel/release.c", "sink",
+     "        if (first >= count)\n            break;",
+     "        if (first > count)\n            break;"),
+    # taking an entry out leaves the count as it was: the slot past the new
+    # last entry is still counted (take_out's postcondition on the count
+    # fails)
+    ("release", "kernel/release.c", "take_out",
+     "    u32 last = --q->count;",
+     "    u32 last = q->count - 1;"),
 ]
 
 
@@ -108,7 +121,7 @@ MUTATIONS: list[tuple[str, ...]] = [
 # and these take 37 s to 573 s each. The small-head merge's minimum-budget
 # mutant proves the same function as the mutant it replaced in CI.
 CAMPAIGN_MUTANTS = {"refill-merge_overlapping", "refill-round_robin_charge",
-                    "refill-round_robin_charge-min-budget"}
+                    "refill-round_robin_charge-min-budget", "release-take_out"}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:

@@ -1,6 +1,48 @@
 /* The release queue's 4-ary min-heap (release.h). */
 #include <release.h>
 
+/* The contracts (make prove, proof set `release`; docs/proofs.md "Release
+ * queue"): every operation keeps each entry's SC valid memory apart from
+ * the queue and its thread NULL or likewise, reads and writes only slots
+ * of the heap (and its count within CONFIG_MAX_SPORADIC_SCS), and
+ * terminates; the branch-free choice of the earliest child (consider)
+ * picks a present child whose key comes no later than any other present
+ * one. A "hole" h is the slot a sift is moving through: its contents do
+ * not count. The heap order itself is not proved yet (docs/proofs.md "Not
+ * proved yet"). */
+/*@
+  predicate key_le(integer ta, integer sa, integer tb, integer sb) =
+      ta < tb || (ta == tb && sa <= sb);
+  predicate entry_ok(struct release_queue *q, struct release_entry e) =
+      \valid(e.sc) && \separated(e.sc, q) &&
+      (e.tcb == \null || (\valid(e.tcb) && \separated(e.tcb, q)));
+  predicate entries_ok_but(struct release_queue *q, integer n, integer h) =
+      \forall integer i; 0 <= i < n && i != h ==> entry_ok(q, q->heap[i]);
+  predicate entries_ok(struct release_queue *q, integer n) =
+      \forall integer i; 0 <= i < n ==> entry_ok(q, q->heap[i]);
+  // Key (t, s) comes no later than each child m < j of c present (m < n):
+  // the four cases written out, so that no goal needs a quantifier instance.
+  predicate earliest(integer t, integer s, struct release_entry *c, integer j, integer n) =
+      (0 < j && 0 < n ==> key_le(t, s, c[0].time, c[0].seq)) &&
+      (1 < j && 1 < n ==> key_le(t, s, c[1].time, c[1].seq)) &&
+      (2 < j && 2 < n ==> key_le(t, s, c[2].time, c[2].seq)) &&
+      (3 < j && 3 < n ==> key_le(t, s, c[3].time, c[3].seq));
+  predicate heap_ok(struct release_queue *q) =
+      \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && entries_ok(q, q->count);
+
+  // -(u64)1 is all ones (proved).
+  lemma minus_one: \forall integer x; x == 1 ==> (u64)(-x) == 0xFFFFFFFFFFFFFFFF;
+  axiomatic ReleaseBits {
+    // The 64-bit instance of WP's own Cbits lemma to_uint_land_edge
+    // (to_uint n x == land(2^n - 1, x)), which WP proves in Coq but does not
+    // give to SMT provers: an all-ones mask keeps a 64-bit value.
+    axiom land_ones: \forall integer x; 0 <= x <= 0xFFFFFFFFFFFFFFFF ==> (x & 0xFFFFFFFFFFFFFFFF) == x;
+  }
+*/
+
+/*@ requires \valid_read(a) && \valid_read(b);
+    assigns \nothing;
+    ensures \result <==> !key_le(b->time, b->seq, a->time, a->seq); */
 static inline bool release_before(const struct release_entry *a, const struct release_entry *b)
 {
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
@@ -10,6 +52,9 @@ static inline bool release_before(const struct release_entry *a, const struct re
  * carried over from an earlier level: a pointer from the previous
  * iteration of a sift loop would be an older value of a redefined address,
  * which the WCET analysis cannot place (docs/wcet.md "Data addresses"). */
+/*@ requires \valid(q) && i < CONFIG_MAX_SPORADIC_SCS && \valid(e.sc) && \separated(e.sc, q);
+    assigns q->heap[i], e.sc->release_pos;
+    ensures q->heap[i] == e; */
 static inline void place(struct release_queue *q, u32 i, struct release_entry e)
 {
     q->heap[i] = e;
@@ -18,12 +63,19 @@ static inline void place(struct release_queue *q, u32 i, struct release_entry e)
 
 /* All ones if key (ta, sa) comes before (tb, sb), else zero; computed
  * without branches (see sink). */
+/*@ assigns \nothing;
+    ensures !key_le(tb, sb, ta, sa) ==> \result == 0xFFFFFFFFFFFFFFFF;
+    ensures key_le(tb, sb, ta, sa) ==> \result == 0; */
 static ALWAYS_INLINE u64 before_mask(u64 ta, u64 sa, u64 tb, u64 sb)
 {
     return -(u64)((ta < tb) | ((ta == tb) & (sa < sb)));
 }
 
 /* mask ? a : b, mask all ones or zero. */
+/*@ requires mask == 0 || mask == 0xFFFFFFFFFFFFFFFF;
+    assigns \nothing;
+    ensures mask == 0 ==> \result == b;
+    ensures mask != 0 ==> \result == a; */
 static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & mask); }
 
 /* Move the entries above slot i that key (time, seq) comes before down one
@@ -32,8 +84,20 @@ static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & ma
  * stores (a key read through a pointer would be read again after each,
  * one more line per level for the WCET analysis). Nothing is written at
  * the returned slot: the caller places the entry there. */
+/*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
+    requires entries_ok_but(q, q->count, i);
+    assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures \result <= i;
+    ensures entries_ok_but(q, q->count, \result); */
 static u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
 {
+    /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
+        loop invariant i <= \at(i, Pre);
+        loop invariant entries_ok_but(q, q->count, i);
+        loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+                     { s->release_pos | struct sched_context *s; \separated(s, q) };
+        loop variant RELEASE_QUEUE_LEVELS - level; */
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS && i > 0; level++) {
         u32 parent = (i - 1) / RELEASE_QUEUE_ARITY;
         struct release_entry p = q->heap[parent];
@@ -53,6 +117,18 @@ struct choice {
 
 /* Child j of c (present if j < n) replaces the choice if it comes before
  * it. Called with constant j, so each read is at a fixed offset from c. */
+/*@ requires \valid(ch) && \valid_read(c + (0 .. RELEASE_QUEUE_ARITY - 1));
+    requires \separated(ch, c + (0 .. RELEASE_QUEUE_ARITY - 1));
+    requires 1 <= j < RELEASE_QUEUE_ARITY && 1 <= n;
+    requires ch->k < j && ch->k < n;
+    requires ch->time == c[ch->k].time && ch->seq == c[ch->k].seq &&
+             ch->sc == (u64)(word_t)c[ch->k].sc && ch->tcb == (u64)(word_t)c[ch->k].tcb;
+    requires earliest(ch->time, ch->seq, (struct release_entry *)c, j, n);
+    assigns *ch;
+    ensures ch->k <= j && ch->k < n;
+    ensures ch->time == c[ch->k].time && ch->seq == c[ch->k].seq &&
+            ch->sc == (u64)(word_t)c[ch->k].sc && ch->tcb == (u64)(word_t)c[ch->k].tcb;
+    ensures earliest(ch->time, ch->seq, (struct release_entry *)c, j + 1, n); */
 static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry *c, u64 j, u64 n)
 {
     u64 m = before_mask(c[j].time, c[j].seq, ch->time, ch->seq) & -(u64)(n > j);
@@ -71,9 +147,21 @@ static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry
  * The WCET analysis charges the lines of an unknown address per basic
  * block, so children read in separate branches would each pay a line of
  * their own (docs/wcet.md "Interrupt latency"). */
+/*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
+    requires entries_ok_but(q, q->count, i);
+    requires \valid(sc) && \separated(sc, q) && (tcb == \null || (\valid(tcb) && \separated(tcb, q)));
+    assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures entries_ok(q, q->count); */
 static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched_context *sc, struct tcb *tcb)
 {
     u32 count = q->count;
+    /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
+        loop invariant i < count;
+        loop invariant entries_ok_but(q, count, i);
+        loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+                     { s->release_pos | struct sched_context *s; \separated(s, q) };
+        loop variant RELEASE_QUEUE_LEVELS - level; */
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS; level++) {
         u32 first = RELEASE_QUEUE_ARITY * i + 1;
         if (first >= count)
@@ -84,10 +172,17 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
         consider(&ch, c, 1, n);
         consider(&ch, c, 2, n);
         consider(&ch, c, 3, n);
+        //@ assert \let w = first + ch.k; i < w < count;
+        /*@ assert \let w = first + ch.k;
+                q->heap[w].time == ch.time && q->heap[w].seq == ch.seq &&
+                q->heap[w].sc == (struct sched_context *)(word_t)ch.sc &&
+                q->heap[w].tcb == (struct tcb *)(word_t)ch.tcb; */
         if (!before_mask(ch.time, ch.seq, time, seq))
             break;
         place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
                                            (struct tcb *)(word_t)ch.tcb});
+        //@ ghost u32 w = first + (u32)ch.k;
+        //@ assert entries_ok_but(q, count, w);
         i = first + (u32)ch.k;
     }
     place(q, i, (struct release_entry){time, seq, sc, tcb});
@@ -99,6 +194,11 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
  * moved anything saves that one read, but the WCET analysis cannot tell
  * that a rise that moved entries is never followed by a sink, and charged
  * both). */
+/*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
+    requires entries_ok_but(q, q->count, i) && entry_ok(q, e);
+    assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures entries_ok(q, q->count); */
 static void sift(struct release_queue *q, u32 i, struct release_entry e)
 {
     if (i > 0 && before_mask(e.time, e.seq, q->heap[(i - 1) / RELEASE_QUEUE_ARITY].time,
@@ -109,32 +209,61 @@ static void sift(struct release_queue *q, u32 i, struct release_entry e)
 }
 
 /* The entry at slot i leaves the heap: the last one fills the hole. */
+/*@ requires heap_ok(q) && i < q->count;
+    assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures heap_ok(q);
+    ensures q->count == \old(q->count) - 1; */
 static void take_out(struct release_queue *q, u32 i)
 {
     q->heap[i].sc->release_pos = 0;
+    //@ assert entries_ok(q, q->count) && q->count == \at(q->count, Pre);
     u32 last = --q->count;
+    //@ assert entries_ok_but(q, q->count, i);
     if (i != last)
         sift(q, i, q->heap[last]);
+    //@ assert entries_ok(q, q->count);
 }
 
+/*@ requires heap_ok(q);
+    requires \valid(t) && \separated(t, q) && \valid(t->sc) && \separated(t->sc, q) && \separated(t->sc, t);
+    requires t->sc->release_pos <= q->count;
+    requires t->sc->release_pos == 0 ==> q->count < CONFIG_MAX_SPORADIC_SCS;
+    assigns q->next_seq, q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures heap_ok(q);
+    ensures q->count == \old(q->count) + (\old(t->sc->release_pos) == 0 ? 1 : 0); */
 void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
 {
     struct release_entry e = {time, q->next_seq++, t->sc, t};
     t->in_release_queue = true;
     if (t->sc->release_pos != 0) {
         sift(q, t->sc->release_pos - 1, e); /* reuse the SC's stale slot */
+        //@ assert entries_ok(q, q->count);
     } else {
         u32 i = q->count++;
+        //@ assert entries_ok_but(q, q->count, i);
         place(q, rise(q, i, e.time, e.seq), e);
+        //@ assert entries_ok(q, q->count);
     }
 }
 
+/*@ requires heap_ok(q);
+    requires \valid(t) && \separated(t, q) && \valid_read(t->sc) && 1 <= t->sc->release_pos <= q->count;
+    assigns t->in_release_queue, q->heap[t->sc->release_pos - 1].tcb;
+    ensures heap_ok(q) && q->count == \old(q->count);
+    ensures q->heap[\old(t->sc->release_pos) - 1].tcb == \null; */
 void release_queue_remove(struct release_queue *q, struct tcb *t)
 {
     t->in_release_queue = false;
     q->heap[t->sc->release_pos - 1].tcb = NULL;
 }
 
+/*@ requires heap_ok(q) && q->count >= 1;
+    assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->in_release_queue,
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures heap_ok(q) && q->count == \old(q->count) - 1;
+    ensures \result == \old(q->heap[0].tcb); */
 struct tcb *release_queue_take_first(struct release_queue *q)
 {
     struct tcb *t = q->heap[0].tcb;
@@ -144,12 +273,21 @@ struct tcb *release_queue_take_first(struct release_queue *q)
     return t;
 }
 
+/*@ requires heap_ok(q) && q->count >= 1;
+    assigns q->next_seq, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures heap_ok(q) && q->count == \old(q->count); */
 void release_queue_requeue_first(struct release_queue *q, u64 time)
 {
     struct release_entry *top = &q->heap[0];
     sink(q, 0, time, q->next_seq++, top->sc, top->tcb);
 }
 
+/*@ requires heap_ok(q) && \valid_read(sc) && sc->release_pos <= q->count;
+    assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures heap_ok(q);
+    ensures q->count == \old(q->count) - (\old(sc->release_pos) != 0 ? 1 : 0); */
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc)
 {
     if (sc->release_pos != 0)
