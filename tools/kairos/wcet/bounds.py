@@ -628,6 +628,9 @@ class BoundAnalysis:
         if pst is None:
             return None
         pivs, pinv, pinit = pst
+        pb = self._auto_bound(forest, parent, cin) if cin is not None else self.auto_bound(forest, parent)
+        if pb is None or pb.max > 4096:
+            return None
         # straight chain of blocks from the parent's header to the inner preheader
         chain = [loop.entry_edges[0][0]]
         while chain[0] != parent.header:
@@ -642,8 +645,11 @@ class BoundAnalysis:
             if func.blocks[bs].kind is Term.CALL:
                 for r in CALLER_SAVED:
                     regs[r] = ("?",)
-
-        def inner(vals: dict[int, SymVal]) -> LoopBound | None:
+        vals = {r: pinit[r] for r in pivs}
+        best = 0
+        total = 0
+        source = ""
+        for _k in range(pb.max):
             env = {**pinv, **vals}
             init: dict[int, SymVal] = {}
             for r in range(1, 32):
@@ -652,29 +658,12 @@ class BoundAnalysis:
                     init[r] = _sv_eval(e, env, self._load)
                 except _Cannot:
                     pass
-            return self._auto_bound_flat(forest, loop, cin, init_override=init)
-
-        vals = {r: pinit[r] for r in pivs}
-        # the first parent iteration before the parent's bound: where the
-        # inner loop has no counted bound even then, the parent's bound
-        # (possibly a solver search) is not needed
-        first = inner(vals)
-        if first is None:
-            return None
-        pb = self._auto_bound(forest, parent, cin) if cin is not None else self.auto_bound(forest, parent)
-        if pb is None or pb.max > 4096:
-            return None
-        best = 0
-        total = 0
-        source = ""
-        for k in range(pb.max):
-            b = first if k == 0 else inner(vals)
+            b = self._auto_bound_flat(forest, loop, cin, init_override=init)
             if b is None:
                 return None
             total += b.max
             if b.max > best:
                 best, source = b.max, b.source
-            env = {**pinv, **vals}
             vals = {r: _sv_eval(pivs[r][2], {**env, r: vals[r]}, self._load) for r in pivs}
         return LoopBound(best, source + f" (max over {pb.max} iterations of the loop at {parent.header:#x})",
                          total)
