@@ -113,10 +113,10 @@ class Effort:
         """``solver.check`` within ``cap`` and the effort left, charged with
         what it used; ``unknown`` when the grant runs out."""
         grant = max(1, min(cap, self.left))
-        before = smtloops._rlimit_used(solver)
+        before = smtloops.rlimit_used(solver)
         solver.set("rlimit", grant)
         r = solver.check(*assumptions)
-        self.left -= max(1, smtloops._rlimit_used(solver) - before)
+        self.left -= max(1, smtloops.rlimit_used(solver) - before)
         return r
 
 

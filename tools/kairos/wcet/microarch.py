@@ -1197,7 +1197,7 @@ class _Analysis:
             return
         lv = self.levels[self.sym_level]
         m, w = self.m.memory_latency, self.m.writeback_latency
-        bound = getattr(self.value_info, "_loop_bound", None)
+        bound = getattr(self.value_info, "loop_bound", None)
         for ctx, f in self.ctx_func.items():
             for lp in self.loops_of(f).loops:
                 ok = self.walk(ctx, lp.header) is not None

@@ -88,14 +88,26 @@ PARAMETER_BUDGET_S = 15.0
 STEP_EFFORT = 1_000
 #: Processor time a budget may take, as a multiple of its nominal seconds,
 #: before the query gives up anyway: a safety net for work the effort units
-#: undercount (building large memory terms).  It is this process's own
-#: processor time, which other processes' load does not take.
-SAFETY_FACTOR = 1.5
+#: undercount (building large memory terms), far enough above the effort
+#: budget that only such work reaches it.  It is this process's own
+#: processor time, which other processes do not take, but which a loaded
+#: machine still stretches (caches shared and flushed by other processes):
+#: at 1.5 and load 9 on the 2-core machine, `sender_with_badge`'s
+#: parameter bound (about 5 s at load 1) was cut by it in one run and not
+#: in another.
+SAFETY_FACTOR = 3.0
 #: Largest proven bound of another loop that is unrolled rather than
 #: summarised (its exit values then reach the loop being bounded).
 UNROLL_KNOWN = 32
+#: Most calls per query after which the frame keeps its bytes
+#: (``_keep_frame``); later calls forget all memory.  Each kept frame nests
+#: one more lambda over the memory before it, and z3 beta-reduces the
+#: nest when a formula is asserted: loops unrolled around calls (the
+#: generated schedulers' engine, 14 processes) gave nests whose assertion
+#: had not returned after minutes, outside any effort or time budget.
+MAX_KEPT_FRAMES = 8
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-7"
+ENCODING_VERSION = "smtloops-8"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -225,6 +237,7 @@ class LoopQuery:
         self.exit_branches = sorted({a for a, _t in loop.exit_edges
                                      if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
         self.steps = 0
+        self.kept_frames = 0
         self._ticks = 0
         #: an answer was cut short by a clock (processor or wall), not by
         #: the effort budget: it depends on the load, see ``cached``
@@ -393,7 +406,9 @@ class LoopQuery:
                     out.regs[r] = self._fresh_bv("call")
             if MEM in rel:
                 sp = out.regs.get(2)
-                if bs in self.private_calls and sp is not None and out.mem is not None:
+                if bs in self.private_calls and sp is not None and out.mem is not None \
+                        and self.kept_frames < MAX_KEPT_FRAMES:
+                    self.kept_frames += 1
                     out.mem = self._keep_frame(out.mem, sp)
                 else:
                     out.mem = self._fresh_mem()
@@ -414,9 +429,11 @@ class LoopQuery:
         self.deadline = time.process_time() + SAFETY_FACTOR * seconds
 
     def _check_time(self) -> None:
-        # processor time of this process: other processes' load does not
-        # consume it, so unlike a wall-clock stop this failure is cached
+        # a safety net, not the budget: what it cuts depends on how much the
+        # machine's load stretches this process's processor time, so the
+        # failure is not cached on disk (``cached``)
         if time.process_time() > self.deadline:
+            self.load_dependent = True
             raise _Giveup("time budget")
 
     def _limited_check(self, solver, *assumptions):
@@ -427,12 +444,12 @@ class LoopQuery:
         if self.effort <= 0:
             raise _Giveup("effort budget")
         self._check_time()
-        used = _rlimit_used(solver)
+        used = rlimit_used(solver)
         grant = min(CHECK_RLIMIT, self.effort)
         solver.set("rlimit", grant)
         solver.set("timeout", CHECK_TIMEOUT_MS)        # wall clock: a safety net only
         r = solver.check(*assumptions)
-        spent = _rlimit_used(solver) - used
+        spent = rlimit_used(solver) - used
         self.effort -= spent
         if r == z3.unknown and spent < grant:
             self.load_dependent = True
@@ -687,6 +704,7 @@ class LoopQuery:
         if MEM in rel and self.private_calls:
             rel = rel | {2}          # the frame a call keeps is found from sp
         self.steps = 0
+        self.kept_frames = 0
         solver = z3.Solver()
         solver.set("timeout", CHECK_TIMEOUT_MS)
         solver.set("rlimit", CHECK_RLIMIT)
@@ -947,7 +965,10 @@ def _fact(f: tuple) -> tuple[int, int, int]:
     return (f[0], f[1], f[2]) if len(f) > 2 else (f[0], f[1], 0)
 
 
-def _rlimit_used(solver) -> int:
+def rlimit_used(solver) -> int:
+    """z3 resource units ``solver`` has spent so far (its ``rlimit count``
+    statistic, which accumulates over checks): the deterministic effort
+    currency of the budgets here and in the infeasible-path search."""
     st = solver.statistics()
     return st.get_key_value("rlimit count") if "rlimit count" in st.keys() else 0
 

@@ -360,7 +360,7 @@ class ValueInfo:
                     steps[r] = (ins.imm, ins.mnemonic == "addiw")
             # the bound is only used to limit such a register's range: a loop
             # without one costs no bound (for many, the solver's work)
-            bound = self._loop_bound(forest, lp) if steps else None
+            bound = self.loop_bound(forest, lp) if steps else None
             ivs: dict[int, tuple[int, int, bool]] = {}
             if bound is not None:
                 ivs = {r: (imm, bound, w) for r, (imm, w) in steps.items()}
@@ -396,7 +396,9 @@ class ValueInfo:
                     if nlo < nhi:
                         self._access[key] = MemRange("abs", nlo, nhi)
 
-    def _loop_bound(self, forest, lp) -> int | None:
+    def loop_bound(self, forest, lp) -> int | None:
+        """Header executions per entry of ``lp`` (context-free), None when
+        it has no bound; shared with the cache analysis' copy rule."""
         if self.bounds is None:
             return None
         try:
