@@ -791,6 +791,14 @@ class _Analysis:
             # of the fact's alignment, so 0 modulo it either way.
             m = min(self._loads_pointer(ctx, kind[1]), line)
             got = (m, 0) if m > 1 else None
+        elif isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 and self.value_info is not None:
+            # A value computed by an instruction (a mask, a shift, a sum):
+            # its low bits follow from the instruction and the operands'
+            # known low bits in its block (``& ~31`` clears five bits
+            # whatever the operand; ``x << 5`` too; a sum keeps the
+            # smaller alignment of its two operands).
+            m, r = self._congruence(self.ctx_func[ctx].entry, kind[1], None, line)
+            got = (m, r) if m > 1 else None
         elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
             # A merge of values of known alignment (a list walk's cursor).
             self._aligns[key] = None            # a loop through this merge: nothing
@@ -873,11 +881,12 @@ class _Analysis:
             res = r
         return (m, res) if res is not None and m > 1 else None
 
-    def _congruence(self, fe: int, addr: int, reg: int, line: int) -> tuple[int, int]:
+    def _congruence(self, fe: int, addr: int, reg: int | None, line: int) -> tuple[int, int]:
         """``(m, r)``: register ``reg`` just before the instruction at
         ``addr`` is ``r`` modulo ``m`` (a power of two at most ``line``),
         from the instructions before it in its basic block; ``(1, 0)`` for
-        a value not computed there."""
+        a value not computed there.  ``reg=None``: the value the
+        instruction at ``addr`` itself defines (its ``rd`` just after it)."""
         blocks = self._def_blocks.get(fe)
         if blocks is None:
             blocks = self._def_blocks[fe] = {ins.addr: b for b in self.p.functions[fe].blocks.values()
@@ -899,7 +908,11 @@ class _Analysis:
         cong: dict[int, tuple[int, int]] = {0: (top, 0)}
         for ins in [i for blk in reversed(chain) for i in blk.instrs]:
             if ins.addr == addr:
-                break
+                if reg is not None:
+                    break
+                reg = ins.rd
+                if not reg or reg >= 32:
+                    return (1, 0)
             for w in ins.writes:
                 if w != ins.rd:
                     cong.pop(w, None)
@@ -926,10 +939,21 @@ class _Analysis:
                 # The low bits of the result are bits imm.. of the source.
                 mm = max(1, src[0] >> ins.imm)
                 val = (mm, (src[1] >> ins.imm) % mm)
-            elif mn == "andi" and ins.imm > 0:
+            elif mn == "andi" and ins.imm:
+                # Bits below the mask's lowest set bit are cleared whatever
+                # the source (a negative mask too: ``& ~31``).
                 t = ins.imm & -ins.imm
                 val = (t, 0) if t >= src[0] else (src[0], (src[1] & ins.imm) % src[0])
+            elif mn == "and":
+                # ``x & c`` for a constant ``c`` computed in the chain.
+                for c, o in ((cong.get(ins.rs2, (1, 0)), src), (src, cong.get(ins.rs2, (1, 0)))):
+                    if c[0] == top and c[1]:
+                        t = c[1] & -c[1]
+                        val = (t, 0) if t >= o[0] else (o[0], (o[1] & c[1]) % o[0])
+                        break
             cong[rd] = val
+            if ins.addr == addr:
+                break
         m, r = cong.get(reg, (1, 0))
         m = min(m, line)
         return (m, r % m)
