@@ -21,7 +21,12 @@ typedef struct mdb {
 #define MDB_FIRST_BADGED 2ul
 #define MDB_FLAGS 3ul
 
-typedef struct cte {
+/* Every slot is 32-byte aligned: CNodes and TCBs are naturally aligned
+ * objects, and the type's alignment places the kernel's own slots (the TCB's
+ * array, irq_slot) so too.  A slot then never straddles a cache line, which
+ * the WCET analysis relies on (wcet-annotations.toml, the mdb [[pointer]]
+ * facts). */
+typedef struct __attribute__((aligned(1u << SLOT_BITS))) cte {
     cap_t cap;
     mdb_t mdb;
 } cte_t;

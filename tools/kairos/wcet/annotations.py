@@ -180,7 +180,13 @@ class PointerFact:
     multiple of ``align``; so does every 8-byte load of that member (in
     ``functions``, or anywhere when empty) whose source line names the
     member, and every 8-byte load of exactly that variable's address.  A
-    trusted fact, reported as such; ``note`` says why."""
+    trusted fact, reported as such; ``note`` says why.
+
+    With ``flags`` (a mask below ``align``), each field is an 8-byte word
+    (a pointer or an integer) holding such an address with flag bits in
+    ``flags``: the word itself is only known once masked, ``word & c`` for
+    a constant ``c`` that clears every flag bit.  A field may name a
+    member of a nested structure (``"cte.mdb.next"``)."""
 
     fields: tuple[str, ...]
     align: int
@@ -188,11 +194,13 @@ class PointerFact:
     functions: tuple[str, ...] = ()
     note: str = ""
     variables: tuple[str, ...] = ()   # pointer variables (symbols), every load of them
+    flags: int | None = None          # low flag bits of a word holding the pointer
 
     def describe(self) -> str:
         where = f" (loads in {', '.join(self.functions)})" if self.functions else ""
+        what = f" with flag bits {self.flags:#x}" if self.flags else ""
         return (f"{self.origin}: {', '.join(self.fields + self.variables)} hold NULL or a pointer to a "
-                f"{self.align}-byte aligned object{where}")
+                f"{self.align}-byte aligned object{what}{where}")
 
 
 @dataclass
@@ -445,7 +453,7 @@ def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
     return out
 
 
-_FIELD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
+_FIELD = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*){1,3}")
 
 
 def _pointers(data: dict, path: str) -> list[PointerFact]:
@@ -457,7 +465,7 @@ def _pointers(data: dict, path: str) -> list[PointerFact]:
         origin = f"{os.path.basename(path)} pointer #{i}"
         if not isinstance(ent, dict):
             raise WcetError(f"{origin}: must be a table")
-        extra = set(ent) - {"fields", "variables", "align", "functions", "note"}
+        extra = set(ent) - {"fields", "variables", "align", "functions", "note", "flags"}
         if extra:
             raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
         if "align" not in ent or not ("fields" in ent or "variables" in ent):
@@ -476,7 +484,13 @@ def _pointers(data: dict, path: str) -> list[PointerFact]:
         align = _int(ent["align"], "align", origin)
         if align < 2 or align & (align - 1):
             raise WcetError(f"{origin}: align must be a power of two >= 2")
-        out.append(PointerFact(tuple(fields), align, origin, tuple(fns), str(ent.get("note", "")), tuple(variables)))
+        flags = _int(ent["flags"], "flags", origin) if "flags" in ent else None
+        if flags is not None and not 0 <= flags < align:
+            raise WcetError(f"{origin}: flags must be a mask below align")
+        if flags is not None and variables:
+            raise WcetError(f"{origin}: flags applies to fields only")
+        out.append(PointerFact(tuple(fields), align, origin, tuple(fns), str(ent.get("note", "")), tuple(variables),
+                               flags))
     return out
 
 

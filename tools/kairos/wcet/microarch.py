@@ -231,6 +231,7 @@ class _Analysis:
         # [[pointer]] facts: load address -> the alignment of what it loads.
         self.pointer_loads: dict[int, int] = dict(getattr(objects, "loads", {})) if symbolic else {}
         self.pointer_variables: dict[int, int] = dict(getattr(objects, "variables", {})) if symbolic else {}
+        self.masked_loads: dict[int, tuple[int, int]] = dict(getattr(objects, "masked", {})) if symbolic else {}
         # Argument registers take the alignment of the caller's value
         # (``_argument_alignment``).
         self.args_at_call = getattr(value_info, "args_at_call", None) if symbolic else None
@@ -791,6 +792,14 @@ class _Analysis:
             # of the fact's alignment, so 0 modulo it either way.
             m = min(self._loads_pointer(ctx, kind[1]), line)
             got = (m, 0) if m > 1 else None
+        elif isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 and self.value_info is not None:
+            # A value computed by an instruction (a mask, a shift, a sum):
+            # its low bits follow from the instruction and the operands'
+            # known low bits in its block (``& ~31`` clears five bits
+            # whatever the operand; ``x << 5`` too; a sum keeps the
+            # smaller alignment of its two operands).
+            m, r = self._congruence(self.ctx_func[ctx].entry, kind[1], None, line)
+            got = (m, r) if m > 1 else None
         elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
             # A merge of values of known alignment (a list walk's cursor).
             self._aligns[key] = None            # a loop through this merge: nothing
@@ -873,11 +882,12 @@ class _Analysis:
             res = r
         return (m, res) if res is not None and m > 1 else None
 
-    def _congruence(self, fe: int, addr: int, reg: int, line: int) -> tuple[int, int]:
+    def _congruence(self, fe: int, addr: int, reg: int | None, line: int) -> tuple[int, int]:
         """``(m, r)``: register ``reg`` just before the instruction at
         ``addr`` is ``r`` modulo ``m`` (a power of two at most ``line``),
         from the instructions before it in its basic block; ``(1, 0)`` for
-        a value not computed there."""
+        a value not computed there.  ``reg=None``: the value the
+        instruction at ``addr`` itself defines (its ``rd`` just after it)."""
         blocks = self._def_blocks.get(fe)
         if blocks is None:
             blocks = self._def_blocks[fe] = {ins.addr: b for b in self.p.functions[fe].blocks.values()
@@ -897,16 +907,31 @@ class _Analysis:
                 break
             chain.append(pred)
         cong: dict[int, tuple[int, int]] = {0: (top, 0)}
+        # Registers holding a word of a [[pointer]] fact with flag bits:
+        # (flag bits, alignment of the word with them cleared).
+        flagged: dict[int, tuple[int, int]] = {}
         for ins in [i for blk in reversed(chain) for i in blk.instrs]:
             if ins.addr == addr:
-                break
+                if reg is not None:
+                    break
+                reg = ins.rd
+                if not reg or reg >= 32:
+                    return (1, 0)
             for w in ins.writes:
                 if w != ins.rd:
                     cong.pop(w, None)
+                    flagged.pop(w, None)
             rd = ins.rd
             if not rd or rd >= 32:
                 continue
             mn = ins.mnemonic
+            src_flags = flagged.get(ins.rs1) if ins.rs1 is not None else None
+            other_flags = flagged.get(ins.rs2) if ins.rs2 is not None else None
+            flagged.pop(rd, None)
+            if ins.cls is InstrClass.LOAD and ins.addr in self.masked_loads:
+                flagged[rd] = self.masked_loads[ins.addr]
+            elif mn == "addi" and ins.imm == 0 and src_flags is not None:
+                flagged[rd] = src_flags             # a copy (mv)
             src = cong.get(ins.rs1, (1, 0)) if ins.rs1 is not None else (top, 0)
             if mn.endswith("w"):               # 32-bit results (sign-extended)
                 src = (min(src[0], 1 << 32), src[1] % min(src[0], 1 << 32))
@@ -926,10 +951,26 @@ class _Analysis:
                 # The low bits of the result are bits imm.. of the source.
                 mm = max(1, src[0] >> ins.imm)
                 val = (mm, (src[1] >> ins.imm) % mm)
-            elif mn == "andi" and ins.imm > 0:
+            elif mn == "andi" and ins.imm:
+                # Bits below the mask's lowest set bit are cleared whatever
+                # the source (a negative mask too: ``& ~31``).
                 t = ins.imm & -ins.imm
                 val = (t, 0) if t >= src[0] else (src[0], (src[1] & ins.imm) % src[0])
+                if src_flags is not None and not ins.imm & src_flags[0] and src_flags[1] > val[0]:
+                    val = (src_flags[1], 0)     # the flags cleared: the aligned pointer part
+            elif mn == "and":
+                # ``x & c`` for a constant ``c`` computed in the chain.
+                for c, o, fl in ((cong.get(ins.rs2, (1, 0)), src, src_flags),
+                                 (src, cong.get(ins.rs2, (1, 0)), other_flags)):
+                    if c[0] == top and c[1]:
+                        t = c[1] & -c[1]
+                        val = (t, 0) if t >= o[0] else (o[0], (o[1] & c[1]) % o[0])
+                        if fl is not None and not c[1] & fl[0] and fl[1] > val[0]:
+                            val = (fl[1], 0)
+                        break
             cong[rd] = val
+            if ins.addr == addr:
+                break
         m, r = cong.get(reg, (1, 0))
         m = min(m, line)
         return (m, r % m)
@@ -1438,6 +1479,9 @@ class ObjectFacts(dict):
         super().__init__(*args, **kw)
         self.loads: dict[int, int] = {}
         self.variables: dict[int, int] = {}     # address of a pointer variable -> alignment
+        # load address -> (flag bits, alignment): a word whose value with
+        # the flag bits cleared is NULL or a multiple of the alignment.
+        self.masked: dict[int, tuple[int, int]] = {}
 
 
 def object_facts(image: Any, annotations: Any) -> tuple[ObjectFacts, list[str]]:
@@ -1464,7 +1508,10 @@ def object_facts(image: Any, annotations: Any) -> tuple[ObjectFacts, list[str]]:
         for fact in pointers:
             loads, fact_notes = pointer_loads(image, fact, dirs) if fact.fields else ([], [])
             for a in loads:
-                out.loads[a] = max(out.loads.get(a, 1), fact.align)
+                if getattr(fact, "flags", None):
+                    out.masked[a] = (fact.flags, fact.align)
+                else:
+                    out.loads[a] = max(out.loads.get(a, 1), fact.align)
             notes.extend(fact_notes)
             for name in fact.variables:
                 if not image.has_symbol(name) or image.symbol(name).size != 8:
@@ -1495,13 +1542,16 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
     if members is None:
         return [], [f"{fact.origin}: no DWARF type information in the ELF (fact unused)"]
     offsets: dict[int, list[str]] = {}
+    flags = getattr(fact, "flags", None)
     for name in fact.fields:
-        got = members.get(name)
+        got = _member_path(members, name)
         if got is None:
             raise WcetError(f"{fact.origin}: no member {name!r} in the ELF's DWARF types")
-        if not got[1]:
+        if flags is not None and got[1] not in ("pointer", "word"):
+            raise WcetError(f"{fact.origin}: member {name!r} is not an 8-byte word or pointer")
+        if flags is None and got[1] != "pointer":
             raise WcetError(f"{fact.origin}: member {name!r} is not a pointer")
-        offsets.setdefault(got[0], []).append(name.split(".", 1)[1])
+        offsets.setdefault(got[0], []).append(name.rsplit(".", 1)[1])
     if fact.functions:
         missing = [n for n in fact.functions if not image.has_symbol(n)]
         if missing:
@@ -1536,9 +1586,25 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
     return sites, notes
 
 
-def _dwarf_members(image: Any) -> dict[str, tuple[int, bool]] | None:
-    """``"struct.member" -> (byte offset, is a pointer)`` for the named
-    structures of the ELF's DWARF; None without DWARF."""
+def _member_path(members: dict[str, tuple[int, str]], name: str) -> tuple[int, str] | None:
+    """``(byte offset, kind)`` of ``"struct.member"`` or of a member of a
+    nested structure, ``"struct.member.member"`` (offsets summed); None if
+    the DWARF has no such member."""
+    parts = name.split(".")
+    got = members.get(f"{parts[0]}.{parts[1]}")
+    off = got[0] if got is not None else 0
+    for part in parts[2:]:
+        if got is None or not got[1].startswith("struct "):
+            return None
+        got = members.get(f"{got[1][7:]}.{part}")
+        off += got[0] if got is not None else 0
+    return (off, got[1]) if got is not None else None
+
+
+def _dwarf_members(image: Any) -> dict[str, tuple[int, str]] | None:
+    """``"struct.member" -> (byte offset, kind)`` for the named structures
+    of the ELF's DWARF, kind ``"pointer"``, ``"word"`` (an 8-byte integer),
+    ``"struct NAME"`` or ``"other"``; None without DWARF."""
     cached = image.__dict__.get("_wcet_members", False)
     if cached is not False:
         return cached
@@ -1565,7 +1631,15 @@ def _dwarf_members(image: Any) -> dict[str, tuple[int, bool]] | None:
                                 break
                             t = t.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in t.attributes else None
                         key = f"{sname}.{m.attributes['DW_AT_name'].value.decode(errors='replace')}"
-                        out[key] = (loc.value, t is not None and t.tag == "DW_TAG_pointer_type")
+                        kind = "other"
+                        if t is not None and t.tag == "DW_TAG_pointer_type":
+                            kind = "pointer"
+                        elif t is not None and t.tag == "DW_TAG_base_type" and \
+                                getattr(t.attributes.get("DW_AT_byte_size"), "value", 0) == 8:
+                            kind = "word"
+                        elif t is not None and t.tag == "DW_TAG_structure_type" and "DW_AT_name" in t.attributes:
+                            kind = "struct " + t.attributes["DW_AT_name"].value.decode(errors="replace")
+                        out[key] = (loc.value, kind)
     except Exception as exc:  # corrupt DWARF must not crash the analysis
         raise WcetError(f"malformed DWARF type information in {image.path}: {exc}") from None
     image.__dict__["_wcet_members"] = out

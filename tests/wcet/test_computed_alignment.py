@@ -1,0 +1,267 @@
+"""Alignment of computed addresses (docs/wcet.md "Computed alignment"): a
+value an instruction computes has the low bits the instruction and its
+operands (in its block) give it, whatever the rest: ``x & ~31`` and
+``i << 5`` are multiples of 32, a sum keeps the smaller alignment of its
+operands.  Two fields of a 32-byte slot read through such a pointer are
+then one line, not two.  Checked against twins that differ only where the
+rule must not apply (a mask clearing three bits, an add of an index that
+is only a multiple of 8), and the replay never above the bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wcet_helpers import CC, build, needs_cc
+
+# A slot's first and last words (offsets 0 and 24) are in one line when the
+# slot is 32-byte aligned; 8-byte aligned, they may straddle two lines.
+PROGRAM = r"""
+struct slot { unsigned long a, b, c, d; };
+
+struct slot slots[8] __attribute__((aligned(64)));
+volatile unsigned long sink_;
+
+__attribute__((noinline)) unsigned long unmasked(unsigned long w)
+{
+    struct slot *s = (struct slot *)w;
+    return s->a + s->d;
+}
+
+__attribute__((noinline)) unsigned long masked32(unsigned long w)
+{
+    struct slot *s = (struct slot *)(w & ~31ul);
+    return s->a + s->d;
+}
+
+__attribute__((noinline)) unsigned long masked8(unsigned long w)
+{
+    struct slot *s = (struct slot *)(w & ~7ul);
+    return s->a + s->d;
+}
+
+__attribute__((noinline)) unsigned long maskvar(unsigned long w)
+{
+    /* a mask too wide for andi: lui/addi make it in a register */
+    struct slot *s = (struct slot *)(w & ~0x1001ful);
+    return s->a + s->d;
+}
+
+__attribute__((noinline)) unsigned long indexed32(unsigned long w, unsigned long i)
+{
+    struct slot *s = (struct slot *)((w & ~31ul) + (i << 5));
+    return s->a + s->d;
+}
+
+__attribute__((noinline)) unsigned long indexed8(unsigned long w, unsigned long i)
+{
+    struct slot *s = (struct slot *)((w & ~31ul) + (i << 3));
+    return s->a + s->d;
+}
+
+unsigned long run(unsigned long w, unsigned long i)
+{
+    return unmasked(w) + masked32(w) + masked8(w) + maskvar(w) + indexed32(w, i) + indexed8(w, i);
+}
+
+int main(void)
+{
+    for (int k = 0; k < 8; k++)
+        slots[k].a = slots[k].d = (unsigned long)k;
+    sink_ = run((unsigned long)&slots[1] + 5, 2) + unmasked((unsigned long)&slots[3]);
+    return 0;
+}
+"""
+
+
+def _run(elf: Path, model: str = "u54", entry: str = "run"):
+    from kairos.wcet import driver
+    an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top")
+    return an, an.results[0]
+
+
+def _cost(an, res, name: str) -> int:
+    f = an.program.function(name)
+    return sum(res.costs.cost(ctx, b) for ctx, g in an.program.contexts("run") if g.entry == f.entry
+               for b in g.blocks)
+
+
+@pytest.fixture(scope="module")
+def elf(tmp_path_factory) -> Path:
+    if CC is None:
+        pytest.skip("riscv64-unknown-elf-gcc missing")
+    return build(tmp_path_factory.mktemp("calign"), "calign", c_src=PROGRAM)
+
+
+@pytest.fixture(scope="module")
+def analysed(elf: Path):
+    return _run(elf)
+
+
+@needs_cc
+def test_a_mask_or_shift_aligns_the_slot(analysed) -> None:
+    an, res = analysed
+    # same instructions but the mask: & ~31 saves a line over & ~7
+    assert _cost(an, res, "masked32") <= _cost(an, res, "masked8") - 150
+    # a mask in a register, computed in the block
+    assert _cost(an, res, "maskvar") <= _cost(an, res, "masked8") - 150
+    # base + i * 32 keeps the base's 32; base + i * 8 has only 8
+    assert _cost(an, res, "indexed32") <= _cost(an, res, "indexed8") - 150
+
+
+@needs_cc
+def test_the_rule_does_not_apply_where_it_must_not(analysed) -> None:
+    """A mask clearing three bits and an index of stride 8 leave the slot's
+    place in its line open: no line saved over the unmasked pointer (an
+    argument no caller aligns)."""
+    an, res = analysed
+    assert _cost(an, res, "masked32") < _cost(an, res, "unmasked")
+    assert _cost(an, res, "masked8") > _cost(an, res, "unmasked") - 150
+    assert _cost(an, res, "indexed8") > _cost(an, res, "unmasked") - 150
+
+
+@needs_cc
+@pytest.mark.parametrize("model", ["u54", "u54-lru"])
+def test_replay_never_above_the_bound(elf: Path, model: str) -> None:
+    from test_symbolic_cache import _observed
+    from kairos.wcet.trace import block_path, path_bound
+    anm, resm = _run(elf, model, "main")
+    trace, obs = _observed(elf, "main", model)
+    assert obs <= path_bound(block_path(anm.program, "main", trace), resm.costs) <= resm.bound
+
+
+# -- [[pointer]] facts with flag bits (a word holding an aligned pointer) ----
+
+FLAGGED = r"""
+struct link { unsigned long prev; unsigned long next; };
+struct ent { unsigned long a; unsigned long b; struct link l; } __attribute__((aligned(32)));
+
+struct ent ents[4] __attribute__((aligned(64)));
+volatile unsigned long sink_;
+
+__attribute__((noinline)) unsigned long follow(struct ent *e)
+{
+    struct ent *n = (struct ent *)(e->l.next & ~3ul);
+    return n->a + n->l.prev;
+}
+
+__attribute__((noinline)) unsigned long follow_one_bit(struct ent *e)
+{
+    /* bit 1 may still be set: the pointer part is not isolated */
+    struct ent *n = (struct ent *)(e->l.next & ~1ul);
+    return n->a + n->l.prev;
+}
+
+__attribute__((noinline)) unsigned long other(struct ent *e)
+{
+    /* a word the fact does not name */
+    struct ent *n = (struct ent *)(e->b & ~3ul);
+    return n->a + n->l.prev;
+}
+
+__attribute__((noinline)) unsigned long back(struct ent *e)
+{
+    struct ent *p = (struct ent *)e->l.prev;
+    return p->a + p->l.prev;
+}
+
+unsigned long run(struct ent *e)
+{
+    return follow(e) + follow_one_bit(e) + other(e) + back(e);
+}
+
+int main(void)
+{
+    for (int k = 0; k < 3; k++) {
+        ents[k].l.next = (unsigned long)&ents[k + 1] | (unsigned long)(k & 1);
+        ents[k + 1].l.prev = (unsigned long)&ents[k];
+        ents[k].b = (unsigned long)&ents[k + 1] | 2ul;
+    }
+    sink_ = run(&ents[1]);
+    return 0;
+}
+"""
+
+FLAG_FACTS = """
+[[pointer]]
+fields = ["ent.l.next"]
+flags = 3
+align = 32
+note = "test: ents[] is 32-byte aligned"
+
+[[pointer]]
+fields = ["ent.l.prev"]
+flags = 0
+align = 32
+note = "test: likewise, no flag bits"
+"""
+
+
+def _run_with(elf: Path, text: str, model: str = "u54", entry: str = "run"):
+    from kairos.wcet import annotations, driver
+    an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top",
+                    annotations=annotations.parse(text, "facts.toml"))
+    return an, an.results[0]
+
+
+@pytest.fixture(scope="module")
+def flagged_elf(tmp_path_factory) -> Path:
+    if CC is None:
+        pytest.skip("riscv64-unknown-elf-gcc missing")
+    return build(tmp_path_factory.mktemp("flagged"), "flagged", c_src=FLAGGED)
+
+
+@needs_cc
+def test_a_flagged_word_masked_is_an_aligned_pointer(flagged_elf: Path) -> None:
+    an0, res0 = _run_with(flagged_elf, "")
+    an1, res1 = _run_with(flagged_elf, FLAG_FACTS)
+    assert any(w.startswith("trusted: facts.toml pointer #1") and "flag bits 0x3" in w for w in an1.warnings)
+    assert _cost(an1, res1, "follow") <= _cost(an0, res0, "follow") - 150
+    assert _cost(an1, res1, "back") <= _cost(an0, res0, "back") - 150     # flags = 0: the word itself
+    assert res1.bound <= res0.bound - 2 * 150
+
+
+@needs_cc
+def test_the_flagged_fact_does_not_apply_where_it_must_not(flagged_elf: Path) -> None:
+    """A mask that leaves a flag bit, a word the fact does not name."""
+    an0, res0 = _run_with(flagged_elf, "")
+    an1, res1 = _run_with(flagged_elf, FLAG_FACTS)
+    assert _cost(an1, res1, "follow_one_bit") == _cost(an0, res0, "follow_one_bit")
+    assert _cost(an1, res1, "other") == _cost(an0, res0, "other")
+
+
+@needs_cc
+@pytest.mark.parametrize("model", ["u54", "u54-lru"])
+def test_flagged_replay_never_above_the_bound(flagged_elf: Path, model: str) -> None:
+    from test_symbolic_cache import _observed
+    from kairos.wcet.trace import block_path, path_bound
+    anm, resm = _run_with(flagged_elf, FLAG_FACTS, model, "main")
+    trace, obs = _observed(flagged_elf, "main", model)
+    assert obs <= path_bound(block_path(anm.program, "main", trace), resm.costs) <= resm.bound
+
+
+@pytest.mark.parametrize("text, msg", [
+    ('[[pointer]]\nfields = ["a.b"]\nalign = 32\nflags = 32\n', "flags must be a mask below align"),
+    ('[[pointer]]\nvariables = ["v"]\nalign = 32\nflags = 3\n', "flags applies to fields only"),
+    ('[[pointer]]\nfields = ["a.b"]\nalign = 32\nflags = "x"\n', "flags must be an integer"),
+])
+def test_bad_flagged_facts_are_one_line_errors(text: str, msg: str) -> None:
+    from kairos.wcet import annotations
+    from kairos.wcet.errors import WcetError
+    with pytest.raises(WcetError) as exc:
+        annotations.parse(text, "facts.toml")
+    assert msg in str(exc.value) and "\n" not in str(exc.value) and "facts.toml pointer #1" in str(exc.value)
+
+
+@needs_cc
+@pytest.mark.parametrize("old, new, msg", [
+    ('"ent.l.next"', '"ent.l.nxt"', "no member 'ent.l.nxt' in the ELF's DWARF types"),
+    ('"ent.l.next"', '"ent.l"', "member 'ent.l' is not an 8-byte word or pointer"),
+    ('fields = ["ent.l.prev"]\nflags = 0\n', 'fields = ["ent.l.prev"]\n', "member 'ent.l.prev' is not a pointer"),
+])
+def test_flagged_facts_the_elf_contradicts_are_errors(flagged_elf: Path, old: str, new: str, msg: str) -> None:
+    from kairos.wcet.errors import WcetError
+    with pytest.raises(WcetError) as exc:
+        _run_with(flagged_elf, FLAG_FACTS.replace(old, new))
+    assert msg in str(exc.value) and "\n" not in str(exc.value)
