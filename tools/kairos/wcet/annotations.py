@@ -416,18 +416,25 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
     return ann
 
 
-def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
-    objs = data.get("object", [])
-    if not isinstance(objs, list):
-        raise WcetError(f"{path}: 'object' must be an array of tables ([[object]])")
-    out = []
-    for i, ent in enumerate(objs, 1):
-        origin = f"{os.path.basename(path)} object #{i}"
+def _fact_tables(data: dict, path: str, key: str, allowed: set[str]):
+    """(origin, table) for each ``[[key]]`` table, after the checks every
+    fact kind shares: an array of tables with no unknown field."""
+    ents = data.get(key, [])
+    if not isinstance(ents, list):
+        raise WcetError(f"{path}: '{key}' must be an array of tables ([[{key}]])")
+    for i, ent in enumerate(ents, 1):
+        origin = f"{os.path.basename(path)} {key} #{i}"
         if not isinstance(ent, dict):
             raise WcetError(f"{origin}: must be a table")
-        extra = set(ent) - {"functions", "argument", "size", "note", "align"}
+        extra = set(ent) - allowed
         if extra:
             raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
+        yield origin, ent
+
+
+def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
+    out = []
+    for origin, ent in _fact_tables(data, path, "object", {"functions", "argument", "size", "note", "align"}):
         missing = {"functions", "argument", "size"} - set(ent)
         if missing:
             raise WcetError(f"{origin}: missing {', '.join(sorted(missing))}")
@@ -457,17 +464,8 @@ _FIELD = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*){1,3}")
 
 
 def _pointers(data: dict, path: str) -> list[PointerFact]:
-    ents = data.get("pointer", [])
-    if not isinstance(ents, list):
-        raise WcetError(f"{path}: 'pointer' must be an array of tables ([[pointer]])")
     out = []
-    for i, ent in enumerate(ents, 1):
-        origin = f"{os.path.basename(path)} pointer #{i}"
-        if not isinstance(ent, dict):
-            raise WcetError(f"{origin}: must be a table")
-        extra = set(ent) - {"fields", "variables", "align", "functions", "note", "flags"}
-        if extra:
-            raise WcetError(f"{origin}: unknown field(s) {', '.join(sorted(extra))}")
+    for origin, ent in _fact_tables(data, path, "pointer", {"fields", "variables", "align", "functions", "note", "flags"}):
         if "align" not in ent or not ("fields" in ent or "variables" in ent):
             raise WcetError(f"{origin}: needs align and fields or variables")
         fields = ent.get("fields", [])
