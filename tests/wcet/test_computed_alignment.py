@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wcet_helpers import CC, build, needs_cc
+from wcet_helpers import CC, build, function_cost as _cost, needs_cc
 
 # A slot's first and last words (offsets 0 and 24) are in one line when the
 # slot is 32-byte aligned; 8-byte aligned, they may straddle two lines.
@@ -79,12 +79,6 @@ def _run(elf: Path, model: str = "u54", entry: str = "run"):
     from kairos.wcet import driver
     an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top")
     return an, an.results[0]
-
-
-def _cost(an, res, name: str) -> int:
-    f = an.program.function(name)
-    return sum(res.costs.cost(ctx, b) for ctx, g in an.program.contexts("run") if g.entry == f.entry
-               for b in g.blocks)
 
 
 @pytest.fixture(scope="module")

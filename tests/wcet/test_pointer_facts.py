@@ -15,7 +15,7 @@ import pytest
 
 from kairos.wcet import annotations
 from kairos.wcet.errors import WcetError
-from wcet_helpers import CC, build, needs_cc
+from wcet_helpers import CC, build, function_cost as _cost, needs_cc
 
 # A node's priority and links share its line 11 (bytes 704..767) when the
 # node is 64-byte aligned; at an unknown place in its line they may
@@ -117,12 +117,6 @@ def _run(elf: Path, text: str, model: str = "u54"):
     from kairos.wcet import driver
     an = driver.run(str(elf), ["run"], model_name=model, sp0="__stack_top", annotations=_facts(text))
     return an, an.results[0]
-
-
-def _cost(an, res, name: str) -> int:
-    f = an.program.function(name)
-    return sum(res.costs.cost(ctx, b) for ctx, g in an.program.contexts("run") if g.entry == f.entry
-               for b in g.blocks)
 
 
 @pytest.fixture(scope="module")

@@ -59,3 +59,10 @@ def build(tmp: Path, name: str, c_src: str | None = None, asm_src: str | None = 
     subprocess.run([CC, *CFLAGS, *(extra_flags or []), "-T", str(tmp / "link.ld"), *srcs, "-o", str(out)],
                    check=True, capture_output=True, text=True)
     return out
+
+
+def function_cost(an, res, name: str, entry: str = "run") -> int:
+    """Cycles a result charges to function ``name`` over every context of ``entry``."""
+    f = an.program.function(name)
+    return sum(res.costs.cost(ctx, b) for ctx, g in an.program.contexts(entry) if g.entry == f.entry
+               for b in g.blocks)
