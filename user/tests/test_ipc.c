@@ -273,7 +273,9 @@ static void server_long(seL4_Word ep, seL4_Word reply, seL4_Word unused)
     }
 }
 
-KTEST(ipc, long_messages_go_through_the_ipc_buffers)
+/* A fresh endpoint with server_long waiting on it (priority 150, above the
+ * root task's 100); returns the endpoint. */
+static seL4_CPtr start_long_server(void)
 {
     kt_threads_cleanup();
     reset_log();
@@ -283,6 +285,12 @@ KTEST(ipc, long_messages_go_through_the_ipc_buffers)
     long_filled = 0;
     long_srv = kt_thread_new(150, true, true);
     kt_thread_start(long_srv, server_long, ep, reply, 0);
+    return ep;
+}
+
+KTEST(ipc, long_messages_go_through_the_ipc_buffers)
+{
+    seL4_CPtr ep = start_long_server();
     for (seL4_Word i = 0; i < 120; i++)
         seL4_SetMR((int)i, 1000 + i);
     seL4_MessageInfo_t out = seL4_Call(ep, seL4_MessageInfo_new(0, 0, 0, 120));
@@ -299,14 +307,7 @@ KTEST(ipc, long_messages_go_through_the_ipc_buffers)
  * longest ones arrive exactly, no word more. */
 KTEST(ipc, every_buffer_length_arrives_exactly)
 {
-    kt_threads_cleanup();
-    reset_log();
-    kt_root_prio(100);
-    seL4_CPtr ep = make_ep();
-    seL4_CPtr reply = make_reply();
-    long_filled = 0;
-    long_srv = kt_thread_new(150, true, true);
-    kt_thread_start(long_srv, server_long, ep, reply, 0);
+    seL4_CPtr ep = start_long_server();
     static const seL4_Word extra[3] = {118, 119, 120};
     for (seL4_Word k = 0; k < 25 + 3; k++) {
         seL4_Word len = k < 25 ? 5 + k : extra[k - 25];
