@@ -35,7 +35,7 @@ KERNEL_ASM := $(wildcard kernel/arch/$(KERNEL_ARCH)/*.S)
 KERNEL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_SRCS)) $(patsubst %.S,$(BUILD)/%.o,$(KERNEL_ASM))
 KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-builtin -nostdlib \
     -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax -fno-pic \
-    -fno-stack-protector -fomit-frame-pointer -fno-common -fno-asynchronous-unwind-tables \
+    -fno-stack-protector -fomit-frame-pointer -fno-common -fno-asynchronous-unwind-tables -fno-jump-tables \
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASSEMBLER__ \
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
