@@ -33,6 +33,9 @@ KERNEL_SRCS := $(wildcard kernel/kernel/*.c kernel/object/*.c kernel/lib/*.c \
                  kernel/arch/$(KERNEL_ARCH)/*.c kernel/arch/$(KERNEL_ARCH)/object/*.c)
 KERNEL_ASM := $(wildcard kernel/arch/$(KERNEL_ARCH)/*.S)
 KERNEL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_SRCS)) $(patsubst %.S,$(BUILD)/%.o,$(KERNEL_ASM))
+# -fno-jump-tables: a switch's table is a .rodata load at an index the WCET
+# analysis cannot know, a data-cache miss after any access at an unknown set;
+# a compare chain costs a few cycles (docs/wcet.md "Interrupt latency").
 KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-builtin -nostdlib \
     -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax -fno-pic \
     -fno-stack-protector -fomit-frame-pointer -fno-common -fno-asynchronous-unwind-tables -fno-jump-tables \

@@ -185,8 +185,12 @@ static bool step_done(const struct tcb *target, const struct tcb_cap_step *st, v
 }
 
 /* Add a step to the list, unless it and every step before it are done: a
- * re-executed call goes on after the last step done. */
-static void add_step(struct tcb_cap_step *steps, u32 *n, bool *skipping, const struct tcb *target,
+ * re-executed call goes on after the last step done. Inlined: as a call its
+ * pointer arguments (the list, its count, the flag, the step) would be four
+ * objects of unknown address to the WCET analysis, each access a possible
+ * miss, where inside perform_tcb_caps they are lines of its own stack frame
+ * (docs/wcet.md "Interrupt latency"). */
+static ALWAYS_INLINE void add_step(struct tcb_cap_step *steps, u32 *n, bool *skipping, const struct tcb *target,
                      struct tcb_cap_step st, vaddr_t buffer_addr)
 {
     if (*skipping && step_done(target, &st, buffer_addr))
