@@ -49,11 +49,13 @@ API (this module is the one home of the analyser's z3 semantics for loops):
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
 import time
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import z3
 
@@ -107,7 +109,7 @@ UNROLL_KNOWN = 32
 #: had not returned after minutes, outside any effort or time budget.
 MAX_KEPT_FRAMES = 8
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-8"
+ENCODING_VERSION = "smtloops-9"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -116,6 +118,44 @@ Val = "int | z3.BitVecRef"
 
 class _Giveup(Exception):
     pass
+
+
+@contextlib.contextmanager
+def own_context() -> Iterator[None]:
+    """Make a fresh z3 context the default one for the block.
+
+    z3's effort (``rlimit``) for one and the same formula depends on what
+    the context already holds: terms are hash-consed with ids in creation
+    order, and the solver's variable order and case splits follow the ids.
+    In the process that analysed the whole kernel the list walks'
+    parameter bounds spent 4 to 5 times the effort they took in a process
+    that analysed them alone, and ran out of budget.  A query built in its
+    own context spends the same effort whatever the process did before, so
+    its answer depends only on the query (and the context's memory is freed
+    at once when the query ends).  z3py builds every term without an
+    explicit context in ``main_ctx()``; swapping the module's default
+    (``z3.z3._main_ctx``, z3py's one global) for the block does that without
+    passing a context to each constructor.  Terms from outside must not
+    enter the block, nor terms from inside leave it."""
+    mod = z3.z3
+    if not hasattr(mod, "_main_ctx"):        # another z3py: shared context
+        yield
+        return
+    outer = mod._main_ctx
+    mod._main_ctx = z3.Context()
+    try:
+        yield
+    finally:
+        mod._main_ctx = outer
+
+
+def _in_own_context(method):
+    """A query method run in its own z3 context (``own_context``)."""
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        with own_context():
+            return method(*args, **kwargs)
+    return run
 
 
 # ---------------------------------------------------------------------------
@@ -828,6 +868,7 @@ class LoopQuery:
             yield
         self.prefix, self.memory = True, True
 
+    @_in_own_context
     def bound(self, facts: Iterable[tuple[int, int]] = (), budget: float = 0.0) -> int | None:
         """Smallest proven header bound of the first model and slice that
         gives one (cheapest first), or None."""
@@ -885,6 +926,7 @@ class LoopQuery:
             out += [i.addr for i in blk.instrs if reg in i.writes]
         return out
 
+    @_in_own_context
     def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None,
                         least: int = 0) -> tuple[int, int] | None:
         """(bound, register) for the first candidate register that ``accept``s
@@ -914,6 +956,7 @@ class LoopQuery:
         """"proved", "refuted" or "unknown" for ``claimed`` header executions."""
         return self.check_bound(claimed)[0]
 
+    @_in_own_context
     def check_bound(self, claimed: int) -> tuple[str, int | None]:
         """``check`` and, when proved, the smallest bound (<= ``claimed``)
         the proof found: an annotated loop needs no separate ``bound``."""
