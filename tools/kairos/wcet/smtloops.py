@@ -108,8 +108,12 @@ UNROLL_KNOWN = 32
 #: generated schedulers' engine, 14 processes) gave nests whose assertion
 #: had not returned after minutes, outside any effort or time budget.
 MAX_KEPT_FRAMES = 8
+#: Values tried one by one below a hint shown impossible (``_search``)
+#: before bisecting: a parameter's bound is usually the hint or just below
+#: it, and each step is one check that is cheaper than the hint's.
+HINT_STEPS = 2
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-9"
+ENCODING_VERSION = "smtloops-10"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -806,7 +810,11 @@ class LoopQuery:
             cur = self._load(st, _alu("addi", cur, 0, off), 8, False)
         return z3.Or(ends)
 
-    def _search(self, modelled: set[int], facts=(), limit: int = MAX_UNROLL) -> int | None:
+    def _search(self, modelled: set[int], facts=(), limit: int = MAX_UNROLL, hint: int | None = None) -> int | None:
+        """Smallest ``k`` <= ``limit`` shown impossible as a number of back
+        edges, or None.  ``hint`` is where a bound is expected (a fact's
+        maximum + 1, a claimed ``max``): it is tried first, then the values
+        just below it (see ``HINT_STEPS``)."""
         solver, st, rel = self._unroller(modelled, facts)
         lits: list = []
 
@@ -831,6 +839,21 @@ class LoopQuery:
             return r != z3.unsat
 
         k, lo = 1, 0            # lo: largest k not shown impossible
+        if hint is not None and 1 <= hint <= limit:
+            if possible(hint):
+                if hint >= limit:
+                    return None
+                lo, k = hint, min(2 * hint, limit)
+            else:
+                hi = hint
+                for _ in range(HINT_STEPS):
+                    if hi - 1 <= lo:
+                        break
+                    if possible(hi - 1):
+                        lo = hi - 1
+                        break
+                    hi -= 1
+                return self._bisect(possible, lo, hi)
         while True:
             p = possible(k)
             if not p:
@@ -839,11 +862,15 @@ class LoopQuery:
             if k >= limit:
                 return None
             k = min(2 * k, limit)
-        hi = k                  # smallest known impossible
+        return self._bisect(possible, lo, k)
+
+    @staticmethod
+    def _bisect(possible: Callable[[int], bool], lo: int, hi: int) -> int:
+        """Smallest impossible ``k`` in ``(lo, hi]`` given ``lo`` possible
+        (or 0) and ``hi`` impossible."""
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            p = possible(mid)
-            if p:
+            if possible(mid):
                 lo = mid
             else:
                 hi = mid
@@ -888,11 +915,15 @@ class LoopQuery:
         best: int | None = None
         fregs = {_fact(f)[0] for f in facts}
         fb = self.func.blocks
+        # a fact's maximum bounds the value the loop counts from (or the
+        # nodes of the list it walks): the bound is expected near it
+        hint = max(_fact(f)[1] for f in facts) + 1 if facts else None
         choices = sorted(self._choices(), key=lambda m: not any(
             r in fregs for b in m for r in (fb[b].last.rs1, fb[b].last.rs2)))
         for mod in choices:
             try:
-                b = self._search(mod, facts, limit=best - 1 if best else MAX_UNROLL)
+                limit = best - 1 if best else MAX_UNROLL
+                b = self._search(mod, facts, limit=limit, hint=min(hint, limit) if hint else None)
             except (_Giveup, z3.Z3Exception):
                 continue
             if b is not None and (best is None or b < best):
@@ -967,7 +998,8 @@ class LoopQuery:
             # as ``_bound_here``: the smallest bound over the exit-test sets
             for mod in self._choices():
                 try:
-                    b = self._search(mod, (), limit=best - 1 if best else claimed)
+                    limit = best - 1 if best else claimed
+                    b = self._search(mod, (), limit=limit, hint=limit)
                 except (_Giveup, z3.Z3Exception):
                     continue
                 if b is not None and b <= (best - 1 if best else claimed):
