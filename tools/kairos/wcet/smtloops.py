@@ -22,7 +22,11 @@ satisfiability modulo theories instead of a model checker:
    per iteration; the loop can take ``k`` back edges iff the literals
    ``a_0 .. a_{k-1}`` are satisfiable together.  ``k`` doubles until that
    is unsatisfiable, then a binary search finds the smallest such ``k``: the
-   header runs at most ``k`` times per entry.
+   header runs at most ``k`` times per entry.  An expected bound (a fact's
+   maximum + 1, a claimed ``max``) is tried first (``_search``).
+
+Each public query builds its terms in its own z3 context (``own_context``):
+z3's effort on a formula depends on what the context already holds.
 
 Values are Python ints while they are known constants (so constant contexts
 cost nothing) and 64-bit z3 terms otherwise; memory is an array from 64-bit
