@@ -50,8 +50,9 @@ def fresh(kind: str, hint: str = "") -> BV:
     return z3.BitVec(f"{kind}_{hint}_{next(_counter)}", 64)
 
 
-def const(v: int) -> BV:
-    return z3.BitVecVal(v & MASK64, 64)
+def const(v: int, ctx: z3.Context | None = None) -> BV:
+    """64-bit constant, in ``ctx`` or z3's default context."""
+    return z3.BitVecVal(v & MASK64, 64, ctx)
 
 
 def leaves(e: z3.ExprRef) -> set[str]:
@@ -227,8 +228,8 @@ def _lo(v: BV) -> BV:
 
 
 ALU = {
-    "addi": lambda a, b, i: a + i, "slti": lambda a, b, i: z3.If(a < i, const(1), const(0)),
-    "sltiu": lambda a, b, i: z3.If(z3.ULT(a, i), const(1), const(0)),
+    "addi": lambda a, b, i: a + i, "slti": lambda a, b, i: z3.If(a < i, const(1, a.ctx), const(0, a.ctx)),
+    "sltiu": lambda a, b, i: z3.If(z3.ULT(a, i), const(1, a.ctx), const(0, a.ctx)),
     "xori": lambda a, b, i: a ^ i, "ori": lambda a, b, i: a | i, "andi": lambda a, b, i: a & i,
     "slli": lambda a, b, i: a << (i & 63), "srli": lambda a, b, i: z3.LShR(a, i & 63),
     "srai": lambda a, b, i: a >> (i & 63),
@@ -238,8 +239,8 @@ ALU = {
     "add": lambda a, b, i: a + b, "sub": lambda a, b, i: a - b,
     "sll": lambda a, b, i: a << (b & 63), "srl": lambda a, b, i: z3.LShR(a, b & 63),
     "sra": lambda a, b, i: a >> (b & 63),
-    "slt": lambda a, b, i: z3.If(a < b, const(1), const(0)),
-    "sltu": lambda a, b, i: z3.If(z3.ULT(a, b), const(1), const(0)),
+    "slt": lambda a, b, i: z3.If(a < b, const(1, a.ctx), const(0, a.ctx)),
+    "sltu": lambda a, b, i: z3.If(z3.ULT(a, b), const(1, a.ctx), const(0, a.ctx)),
     "xor": lambda a, b, i: a ^ b, "or": lambda a, b, i: a | b, "and": lambda a, b, i: a & b,
     "addw": lambda a, b, i: _w(a + b), "subw": lambda a, b, i: _w(a - b),
     "sllw": lambda a, b, i: _w(a << (b & 31)),
@@ -247,8 +248,9 @@ ALU = {
     "sraw": lambda a, b, i: z3.SignExt(32, _lo(a) >> (_lo(b) & 31)),
 }
 
-_MIN64 = const(1 << 63)
-_MIN32 = z3.BitVecVal(1 << 31, 32)
+# The overflow cases below compare with Python ints, which z3 converts in
+# the operand's own context: no module-level z3 constant, so the tables work
+# in whichever context a query builds its terms (``smtloops.own_context``).
 
 
 def _mulh(a: BV, b: BV, sa: bool, sb: bool) -> BV:
@@ -259,9 +261,9 @@ def _mulh(a: BV, b: BV, sa: bool, sb: bool) -> BV:
 
 def _div32(a: z3.BitVecRef, b: z3.BitVecRef, op: str) -> BV:
     if op == "divw":
-        r = z3.If(b == 0, z3.BitVecVal(-1, 32), z3.If(z3.And(a == _MIN32, b == -1), a, a / b))
+        r = z3.If(b == 0, z3.BitVecVal(-1, 32, a.ctx), z3.If(z3.And(a == 1 << 31, b == -1), a, a / b))
     elif op == "remw":
-        r = z3.If(b == 0, a, z3.If(z3.And(a == _MIN32, b == -1), z3.BitVecVal(0, 32), z3.SRem(a, b)))
+        r = z3.If(b == 0, a, z3.If(z3.And(a == 1 << 31, b == -1), z3.BitVecVal(0, 32, a.ctx), z3.SRem(a, b)))
     elif op == "divuw":
         r = z3.UDiv(a, b)          # z3: x / 0 = all ones, as RISC-V
     else:
@@ -274,9 +276,9 @@ MULDIV = {
     "mulh": lambda a, b: _mulh(a, b, True, True),
     "mulhsu": lambda a, b: _mulh(a, b, True, False),
     "mulhu": lambda a, b: _mulh(a, b, False, False),
-    "div": lambda a, b: z3.If(b == 0, const(MASK64), z3.If(z3.And(a == _MIN64, b == const(MASK64)), a, a / b)),
+    "div": lambda a, b: z3.If(b == 0, const(MASK64, a.ctx), z3.If(z3.And(a == 1 << 63, b == MASK64), a, a / b)),
     "divu": lambda a, b: z3.UDiv(a, b),
-    "rem": lambda a, b: z3.If(b == 0, a, z3.If(z3.And(a == _MIN64, b == const(MASK64)), const(0), z3.SRem(a, b))),
+    "rem": lambda a, b: z3.If(b == 0, a, z3.If(z3.And(a == 1 << 63, b == MASK64), const(0, a.ctx), z3.SRem(a, b))),
     "remu": lambda a, b: z3.URem(a, b),
     "mulw": lambda a, b: _w(a * b),
     "divw": lambda a, b: _div32(_lo(a), _lo(b), "divw"),

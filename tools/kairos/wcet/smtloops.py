@@ -22,7 +22,11 @@ satisfiability modulo theories instead of a model checker:
    per iteration; the loop can take ``k`` back edges iff the literals
    ``a_0 .. a_{k-1}`` are satisfiable together.  ``k`` doubles until that
    is unsatisfiable, then a binary search finds the smallest such ``k``: the
-   header runs at most ``k`` times per entry.
+   header runs at most ``k`` times per entry.  An expected bound (a fact's
+   maximum + 1, a claimed ``max``) is tried first (``_search``).
+
+Each public query builds its terms in its own z3 context (``own_context``):
+z3's effort on a formula depends on what the context already holds.
 
 Values are Python ints while they are known constants (so constant contexts
 cost nothing) and 64-bit z3 terms otherwise; memory is an array from 64-bit
@@ -49,11 +53,13 @@ API (this module is the one home of the analyser's z3 semantics for loops):
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
 import time
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import z3
 
@@ -106,8 +112,12 @@ UNROLL_KNOWN = 32
 #: generated schedulers' engine, 14 processes) gave nests whose assertion
 #: had not returned after minutes, outside any effort or time budget.
 MAX_KEPT_FRAMES = 8
+#: Values tried one by one below a hint shown impossible (``_search``)
+#: before bisecting: a parameter's bound is usually the hint or just below
+#: it, and each step is one check that is cheaper than the hint's.
+HINT_STEPS = 2
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-8"
+ENCODING_VERSION = "smtloops-10"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -116,6 +126,44 @@ Val = "int | z3.BitVecRef"
 
 class _Giveup(Exception):
     pass
+
+
+@contextlib.contextmanager
+def own_context() -> Iterator[None]:
+    """Make a fresh z3 context the default one for the block.
+
+    z3's effort (``rlimit``) for one and the same formula depends on what
+    the context already holds: terms are hash-consed with ids in creation
+    order, and the solver's variable order and case splits follow the ids.
+    In the process that analysed the whole kernel the list walks'
+    parameter bounds spent 4 to 5 times the effort they took in a process
+    that analysed them alone, and ran out of budget.  A query built in its
+    own context spends the same effort whatever the process did before, so
+    its answer depends only on the query (and the context's memory is freed
+    at once when the query ends).  z3py builds every term without an
+    explicit context in ``main_ctx()``; swapping the module's default
+    (``z3.z3._main_ctx``, z3py's one global) for the block does that without
+    passing a context to each constructor.  Terms from outside must not
+    enter the block, nor terms from inside leave it."""
+    mod = z3.z3
+    if not hasattr(mod, "_main_ctx"):        # another z3py: shared context
+        yield
+        return
+    outer = mod._main_ctx
+    mod._main_ctx = z3.Context()
+    try:
+        yield
+    finally:
+        mod._main_ctx = outer
+
+
+def _in_own_context(method):
+    """A query method run in its own z3 context (``own_context``)."""
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        with own_context():
+            return method(*args, **kwargs)
+    return run
 
 
 # ---------------------------------------------------------------------------
@@ -766,7 +814,11 @@ class LoopQuery:
             cur = self._load(st, _alu("addi", cur, 0, off), 8, False)
         return z3.Or(ends)
 
-    def _search(self, modelled: set[int], facts=(), limit: int = MAX_UNROLL) -> int | None:
+    def _search(self, modelled: set[int], facts=(), limit: int = MAX_UNROLL, hint: int | None = None) -> int | None:
+        """Smallest ``k`` <= ``limit`` shown impossible as a number of back
+        edges, or None.  ``hint`` is where a bound is expected (a fact's
+        maximum + 1, a claimed ``max``): it is tried first, then the values
+        just below it (see ``HINT_STEPS``)."""
         solver, st, rel = self._unroller(modelled, facts)
         lits: list = []
 
@@ -791,6 +843,21 @@ class LoopQuery:
             return r != z3.unsat
 
         k, lo = 1, 0            # lo: largest k not shown impossible
+        if hint is not None and 1 <= hint <= limit:
+            if possible(hint):
+                if hint >= limit:
+                    return None
+                lo, k = hint, min(2 * hint, limit)
+            else:
+                hi = hint
+                for _ in range(HINT_STEPS):
+                    if hi - 1 <= lo:
+                        break
+                    if possible(hi - 1):
+                        lo = hi - 1
+                        break
+                    hi -= 1
+                return self._bisect(possible, lo, hi)
         while True:
             p = possible(k)
             if not p:
@@ -799,11 +866,15 @@ class LoopQuery:
             if k >= limit:
                 return None
             k = min(2 * k, limit)
-        hi = k                  # smallest known impossible
+        return self._bisect(possible, lo, k)
+
+    @staticmethod
+    def _bisect(possible: Callable[[int], bool], lo: int, hi: int) -> int:
+        """Smallest impossible ``k`` in ``(lo, hi]`` given ``lo`` possible
+        (or 0) and ``hi`` impossible."""
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            p = possible(mid)
-            if p:
+            if possible(mid):
                 lo = mid
             else:
                 hi = mid
@@ -828,6 +899,7 @@ class LoopQuery:
             yield
         self.prefix, self.memory = True, True
 
+    @_in_own_context
     def bound(self, facts: Iterable[tuple[int, int]] = (), budget: float = 0.0) -> int | None:
         """Smallest proven header bound of the first model and slice that
         gives one (cheapest first), or None."""
@@ -847,11 +919,15 @@ class LoopQuery:
         best: int | None = None
         fregs = {_fact(f)[0] for f in facts}
         fb = self.func.blocks
+        # a fact's maximum bounds the value the loop counts from (or the
+        # nodes of the list it walks): the bound is expected near it
+        hint = max(_fact(f)[1] for f in facts) + 1 if facts else None
         choices = sorted(self._choices(), key=lambda m: not any(
             r in fregs for b in m for r in (fb[b].last.rs1, fb[b].last.rs2)))
         for mod in choices:
             try:
-                b = self._search(mod, facts, limit=best - 1 if best else MAX_UNROLL)
+                limit = best - 1 if best else MAX_UNROLL
+                b = self._search(mod, facts, limit=limit, hint=min(hint, limit) if hint else None)
             except (_Giveup, z3.Z3Exception):
                 continue
             if b is not None and (best is None or b < best):
@@ -885,6 +961,7 @@ class LoopQuery:
             out += [i.addr for i in blk.instrs if reg in i.writes]
         return out
 
+    @_in_own_context
     def parameter_bound(self, maximum: int, accept: Callable[[int], bool] | None = None,
                         least: int = 0) -> tuple[int, int] | None:
         """(bound, register) for the first candidate register that ``accept``s
@@ -914,6 +991,7 @@ class LoopQuery:
         """"proved", "refuted" or "unknown" for ``claimed`` header executions."""
         return self.check_bound(claimed)[0]
 
+    @_in_own_context
     def check_bound(self, claimed: int) -> tuple[str, int | None]:
         """``check`` and, when proved, the smallest bound (<= ``claimed``)
         the proof found: an annotated loop needs no separate ``bound``."""
@@ -924,7 +1002,8 @@ class LoopQuery:
             # as ``_bound_here``: the smallest bound over the exit-test sets
             for mod in self._choices():
                 try:
-                    b = self._search(mod, (), limit=best - 1 if best else claimed)
+                    limit = best - 1 if best else claimed
+                    b = self._search(mod, (), limit=limit, hint=limit)
                 except (_Giveup, z3.Z3Exception):
                     continue
                 if b is not None and b <= (best - 1 if best else claimed):
