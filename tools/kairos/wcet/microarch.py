@@ -77,7 +77,7 @@ from kairos.wcet.model import CacheLevel, ProcessorModel
 from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, PipeState, Residual,
                                   join_residual, step)
 
-__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification"]
+__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification", "MissRecord"]
 
 #: A loop instance: (context, header block).
 LoopKey = tuple[Context, int]
@@ -104,17 +104,23 @@ class AnalysisState(NamedTuple):
     may: tuple[MayCache, ...]
     pipeline: Residual
     symbolic: symlines.SymState      # symbolic lines of the first data level
+    # Only with the miss census (``analyse(census=True)``): what some path
+    # into here guaranteed and then lost, with the access that removed it:
+    # ``(("k", line) | ("s", base), (wiper address, wiper kind))``.
+    # It changes no cost.
+    lost: frozenset = frozenset()
 
     def join(self, other: "AnalysisState") -> "AnalysisState":
         return AnalysisState(tuple(map(MustCache.join, self.must, other.must)),
                              tuple(map(MayCache.join, self.may, other.may)),
                              join_residual(self.pipeline, other.pipeline),
-                             symlines.sym_join(self.symbolic, other.symbolic))
+                             symlines.sym_join(self.symbolic, other.symbolic),
+                             self.lost | other.lost if self.lost is not other.lost else self.lost)
 
     def meet_must(self, guaranteed: tuple[MustCache, ...]) -> "AnalysisState":
         """Add what a loop guarantees on its back and exit edges (``aged``)."""
         return AnalysisState(tuple(map(MustCache.meet, self.must, guaranteed)), self.may, self.pipeline,
-                             self.symbolic)
+                             self.symbolic, self.lost)
 
 
 class LoopEdge(Enum):
@@ -138,6 +144,41 @@ class BlockResult(NamedTuple):
     cycles: int
     classes: list["Classification"] | None
     first_misses: list[FirstMiss]
+    census: list["MissRecord"] | None = None
+
+
+# Reasons of the miss census (``MissRecord.reason``).
+FIRST_TOUCH = "known line, first touch"
+EVICTED = "known line, evicted"              # guaranteed on some way in, then removed by ``wiper``
+KNOWN_RANGE = "one of several known lines"
+UNKNOWN = "unknown address"
+SYM_FIRST = "symbolic, first lines of its base"
+SYM_LOST = "symbolic, base's lines evicted"  # the base had lines that ``wiper`` removed
+SYM_RANGE = "symbolic, unknown offset"
+WALK_SHARE = "line walk or copy, per iteration"
+# Kinds of wipers: what the removing access was.
+W_KNOWN = "known line"
+W_RANGE = "one of several known lines"
+W_UNKNOWN = "unknown address"
+W_SYM = "symbolic line"
+W_WALK = "line walk or copy"
+W_FAR = "same base, offset too far"
+
+
+@dataclass
+class MissRecord:
+    """One data access of a block in a context, for the miss census: the
+    cycles of data-cache misses charged for it (for a symbolic run: the
+    run's misses, at the access that opened it), why, the access that
+    removed the line it misses on (when one did), and how many cached lines
+    (known or symbolic) this access itself removed."""
+
+    addr: int
+    reason: str | None
+    cycles: int
+    wiper: tuple[int, str] | None = None
+    wiped: int = 0
+    kind: str = ""          # what this access is, as a wiper (``W_*``)
 
 
 class AccessInfo(Protocol):
@@ -164,6 +205,8 @@ class BlockCosts:
     classes: dict[tuple[Context, int], list[Classification]] = field(default_factory=dict)
     persistent_lines: dict[tuple[Context, int], tuple[int, ...]] = field(default_factory=dict)  # per cache level
     global_first_miss: int = 0   # included in the cost of the root's entry block
+    census: dict[tuple[Context, int], list[MissRecord]] = field(default_factory=dict)  # analyse(census=True)
+    census_on: bool = False
 
     def cost(self, context: Context, block_start: int) -> int:
         """Cycles of one execution of the block in ``context``."""
@@ -216,8 +259,9 @@ class _Access:
 class _Analysis:
     def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any,
                  entry_state: str = "auto", symbolic: bool = True,
-                 objects: dict[int, dict[int, tuple[int, int]]] | None = None) -> None:
+                 objects: dict[int, dict[int, tuple[int, int]]] | None = None, census: bool = False) -> None:
         self.p = program
+        self.census = census
         self.entry = entry
         self.m = m
         self.rng = _range_fn(value_info)
@@ -989,6 +1033,15 @@ class _Analysis:
         runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span, self.family,
                      self.alignment)
         defs: frozenset[int] = frozenset()
+        lost: dict | None = None
+        recs: dict[int, MissRecord] | None = None
+        if self.census:
+            lost = {}
+            for lk_, w_ in state.lost:
+                if lk_ not in lost or w_ < lost[lk_]:
+                    lost[lk_] = w_
+            recs = {} if record else None
+            runs.charged = defaultdict(int)
         if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
             defs = self.symbolic_defs(fentry)
@@ -999,7 +1052,8 @@ class _Analysis:
                 # values too (renamed on the edges when ``merged`` is known).
                 runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start and self.merged is None
                                                      or start == fentry and (k[1][0] == "a"
-                                                                             or self.family(k) is not None)))
+                                                                             or self.family(k) is not None)),
+                          lost)
         last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
         for ins in b.instrs:
             ipen, icat = 0, AH
@@ -1013,9 +1067,12 @@ class _Analysis:
                 icat = cat if icat == AH else icat
             dpen, dcat, drange = 0, None, ANY_RANGE
             if ins.cls in MEM_CLASSES:
-                dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
+                if lost is None:
+                    dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
+                else:
+                    dpen, dcat, drange = self._census_data(key, ins, must, may, runs, first_misses, lost, recs)
             if ins.addr in defs and (runs.state or runs.open):
-                runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a)
+                runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a, lost)
             step(pipe, ins, m, ipen, dpen, drange, exact=False)
             if ins.cls is InstrClass.FENCE_I:
                 for k in self.fetch_levels:
@@ -1024,11 +1081,87 @@ class _Analysis:
                     may[k] = MayCache.initial(self.levels[k].config)
             if classes is not None:
                 classes.append(Classification(ins.addr, icat, dcat, ipen + dpen))
-        extra = runs.finish() * self.levels[self.sym_level].miss_penalty
+        sym_penalty = self.levels[self.sym_level].miss_penalty
+        extra = runs.finish() * sym_penalty
+        share = 0
         if self.block_walk.get(key) == key:      # a line walk's header: its share per iteration
-            extra += self.walk_share(ctx, start)
-        out = AnalysisState(tuple(must), tuple(may), pipe.residual(), runs.result())
-        return BlockResult(out, pipe.t_next + extra, classes, first_misses)
+            share = self.walk_share(ctx, start)
+            extra += share
+        out = AnalysisState(tuple(must), tuple(may), pipe.residual(), runs.result(),
+                            frozenset(lost.items()) if lost else frozenset())
+        census = None
+        if recs is not None:
+            for a, n in runs.charged.items():
+                if n:
+                    recs.setdefault(a, MissRecord(a, SYM_FIRST, 0)).cycles += n * sym_penalty
+            if share:
+                recs.setdefault(start, MissRecord(start, None, 0)).cycles += share
+                recs[start].reason = recs[start].reason or WALK_SHARE
+            census = [r for r in recs.values() if r.cycles or r.wiped]
+        return BlockResult(out, pipe.t_next + extra, classes, first_misses, census)
+
+    def _census_data(self, key: tuple[Context, int], ins: Instr, must: list[MustCache], may: list[MayCache],
+                     runs: "_Runs", first_misses: list[FirstMiss], lost: dict,
+                     recs: dict[int, MissRecord] | None) -> tuple[int, str, tuple[int, int]]:
+        """``_data`` for the miss census: the same access, and on the side
+        what it removed from the data cache's guarantees (``lost``) and, with
+        ``recs``, why it misses."""
+        sl = self.sym_level
+        acc = self.daccess(key[0], ins)
+        lines = acc.lines[sl]
+        before_k = must[sl].lines()
+        before_s = dict(runs.state)
+        open_before = dict(runs.open)
+        prior = lost.get(("k", lines[0])) if lines is not None and len(lines) == 1 else None
+        runs.cur = ins.addr
+        dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
+        if key in self.block_walk:
+            kind = W_WALK
+        elif acc.sym is not None:
+            kind = W_SYM
+        elif lines is None:
+            kind = W_UNKNOWN
+        else:
+            kind = W_KNOWN if len(lines) == 1 else W_RANGE
+        after_k = must[sl].lines()
+        wiped = 0
+        for ln in before_k - after_k:
+            lost[("k", ln)] = (ins.addr, kind)
+            wiped += 1
+        for ln in after_k - before_k:
+            lost.pop(("k", ln), None)
+        line = self.levels[sl].config.line
+        own = (key[0], acc.sym[0]) if acc.sym is not None else None
+        for b, iv in before_s.items():
+            gone = _iv_lines(iv, line) - _iv_lines(runs.state.get(b, ()), line)
+            if gone > 0:
+                wiped += gone
+                lost[("s", b)] = (ins.addr, W_FAR if b == own else kind)
+        if recs is None:
+            return dpen, dcat, drange
+        rec = recs.get(ins.addr)
+        if rec is None:
+            rec = recs[ins.addr] = MissRecord(ins.addr, None, 0)
+        rec.wiped += wiped
+        rec.kind = kind
+        if dcat in (NC, AM) and acc.sym is None:
+            rec.cycles += self.levels[sl].miss_penalty
+            if lines is not None and len(lines) > 1:
+                rec.reason = KNOWN_RANGE
+            elif prior is not None:
+                rec.reason, rec.wiper = EVICTED, prior
+            else:
+                rec.reason = FIRST_TOUCH
+        elif dcat == UNK:
+            rec.cycles += self.levels[sl].miss_penalty
+            rec.reason = UNKNOWN
+        elif own is not None and own in runs.open and runs.open[own] is not open_before.get(own):
+            # this access opened a run: the run's misses are charged here
+            w = lost.get(("s", own))
+            rec.reason, rec.wiper = (SYM_LOST, w) if w is not None else (SYM_FIRST, None)
+            if runs.ranged and ins.addr in runs.ranged:
+                rec.reason = SYM_RANGE
+        return dpen, dcat, drange
 
     def _fetch(self, key: tuple[Context, int], k: int, penalty: int, lines: tuple[int, ...],
                must: list[MustCache], may: list[MayCache], first_misses: list[FirstMiss]) -> tuple[int, str]:
@@ -1260,13 +1393,15 @@ class _Analysis:
         self.compute_persistence()
         instate = self.fixpoint()
         init = self.initial_state()
-        bc = BlockCosts(self.m, self.entry)
+        bc = BlockCosts(self.m, self.entry, census_on=self.census)
         first: dict[LoopKey, set[tuple[int, int]]] = defaultdict(set)
         for i, key in enumerate(self.nodes):
             # unreachable in the supergraph (e.g. after a noreturn call): costed from the entry state
             res = self.transfer(key, instate[i] or init, record=True)
             bc.costs[key] = res.cycles
             bc.classes[key] = res.classes
+            if res.census:
+                bc.census[key] = res.census
             for fm in res.first_misses:
                 first[fm.loop].add((fm.level, fm.line))
         for lk, lines in first.items():
@@ -1350,6 +1485,11 @@ def _persistent(lines: set[int], sets: int, ways: int) -> set[int]:
     return out
 
 
+def _iv_lines(iv, line: int) -> int:
+    """Lines that symbolic intervals guarantee, at least (for the census)."""
+    return sum(max(1, (b - a) // line) for a, b in iv)
+
+
 def _age_by(c: MustCache, touched: set[int], unknown: bool) -> MustCache:
     """Age every line by the number of distinct other lines of its set in
     ``touched`` (the lines a loop may access); ``unknown``: anything."""
@@ -1385,17 +1525,29 @@ class _Runs:
         self.alignment = alignment or (lambda base: None)
         self.open: dict[Any, tuple[tuple, list[tuple[int, int]]]] = {}   # base -> (intervals at start, accesses)
         self.misses = 0
+        # The miss census (``analyse(census=True)``): the access being
+        # analysed, the access that opened each run, misses per opener.
+        self.cur = 0
+        self.owner: dict[Any, int] = {}
+        self.charged: dict[int, int] | None = None
+        self.ranged: set[int] | None = None
 
     def _close(self, base) -> None:
         run = self.open.pop(base, None)
         if run is not None:
-            self.misses += symlines.run_misses(run[0], run[1], self.line, self.alignment(base))
+            n = symlines.run_misses(run[0], run[1], self.line, self.alignment(base))
+            self.misses += n
+            if self.charged is not None:
+                self.charged[self.owner.get(base, 0)] += n
 
-    def kill(self, pred) -> None:
-        """Forget the bases ``pred`` selects (their value was redefined)."""
+    def kill(self, pred, lost: dict | None = None) -> None:
+        """Forget the bases ``pred`` selects (their value was redefined);
+        the census forgets what they lost, too (a new value)."""
         for base in [k for k in set(self.state) | set(self.open) if pred(k)]:
             self._close(base)
             self.state.pop(base, None)
+            if lost:
+                lost.pop(("s", base), None)
 
     def _same_object(self, fx, lo: int, hi: int, other, oiv: tuple) -> tuple:
         """The intervals of ``other`` that a refill by an access ``[lo, hi)``
@@ -1446,6 +1598,7 @@ class _Runs:
         run = self.open.get(base)
         if run is None:
             run = self.open[base] = (keep, [])
+            self.owner[base] = self.cur
         if exact:
             run[1].append((lo, width))
             al = self.alignment(base)
@@ -1457,6 +1610,11 @@ class _Runs:
             self.state[base] = symlines.add_interval(keep, lo, hi, self.line)
         else:
             self.misses += 1           # some line of a range: one miss, nothing guaranteed
+            if self.charged is not None:
+                self.charged[self.cur] += 1
+                if self.ranged is None:
+                    self.ranged = set()
+                self.ranged.add(self.cur)
         return False
 
     def finish(self) -> int:
@@ -1648,14 +1806,18 @@ def _dwarf_members(image: Any) -> dict[str, tuple[int, str]] | None:
 
 def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
             entry_state: str = "auto", symbolic: bool = True,
-            objects: ObjectFacts | dict[int, dict[int, tuple[int, int]]] | None = None) -> BlockCosts:
+            objects: ObjectFacts | dict[int, dict[int, tuple[int, int]]] | None = None,
+            census: bool = False) -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
     first-miss penalties per loop entry, for the analysis of ``entry``.
 
     ``entry_state``: ``"idle"`` (empty pipeline, as a called function in the
     replay), ``"trap"`` (a trap handler: a divide of the interrupted code may
     still be running, its stores may still be buffered) or ``"auto"``
-    (``trap`` when the unit ends in ``sret``/``mret``)."""
+    (``trap`` when the unit ends in ``sret``/``mret``).
+
+    ``census``: also record, per data access, the misses charged for it and
+    why (``BlockCosts.census``, ``MissRecord``); the costs are the same."""
     # The fixpoint allocates millions of short-lived states while holding a
     # large graph of long-lived ones: with
     # the default thresholds the collector rescans the survivors every few
@@ -1663,6 +1825,6 @@ def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any
     thresholds = gc.get_threshold()
     gc.set_threshold(100_000, *thresholds[1:])
     try:
-        return _Analysis(program, entry, model, value_info, entry_state, symbolic, objects).run()
+        return _Analysis(program, entry, model, value_info, entry_state, symbolic, objects, census).run()
     finally:
         gc.set_threshold(*thresholds)
