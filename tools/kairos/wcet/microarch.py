@@ -93,6 +93,9 @@ COPY = "copy-walk"         # the load or store of a copy loop; charged per word 
 #: misses of a line walk charged per entry of its loop, on top of the
 #: per-iteration share (the first line, the alignment, the last one)
 WALK_ENTRY_MISSES = 3
+#: Symbolic accesses whose base's alignment (a way's worth: ``sets_of``)
+#: leaves a few sets refill only those (False: any set, as before).
+PLACED_SETS = True
 
 
 class AnalysisState(NamedTuple):
@@ -283,6 +286,10 @@ class _Analysis:
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
         self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
+        self._way_aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
+        self._sets: dict[tuple, frozenset[int] | None] = {}
+        # ``sets_of`` off: every access of unknown set may touch any set (for comparison).
+        self.placed = symbolic and PLACED_SETS
         self._def_blocks: dict[int, dict[int, BasicBlock]] = {}
         self._families: dict[tuple[Context, Any], tuple | None] = {}
         # Registers named at merge blocks, with their value on each way in
@@ -802,18 +809,23 @@ class _Analysis:
         self._families[key] = got
         return got
 
-    def alignment(self, key: tuple[Context, Any]) -> tuple[int, int] | None:
+    def alignment(self, key: tuple[Context, Any], cap: int | None = None) -> tuple[int, int] | None:
         """``(m, r)``: the base ``(context, kind)`` is ``r`` modulo ``m`` (a
-        power of two, at most a line), for an argument an object fact gives
-        an alignment, and for a base derived from it by an ``add`` whose
-        index operand's residue the instructions before it in its block
-        show (``_congruence``); None where nothing is known."""
-        got = self._aligns.get(key, False)
+        power of two, at most a line, or at most ``cap``), for an argument
+        an object fact gives an alignment, and for a base derived from it by
+        an ``add`` whose index operand's residue the instructions before it
+        in its block show (``_congruence``); None where nothing is known.
+        With ``cap`` a way (``sets * line``) it places the base's lines in
+        sets (``sets_of``)."""
+        if cap == self.levels[self.sym_level].config.line:
+            cap = None
+        aligns = self._aligns if cap is None else self._way_aligns
+        got = aligns.get(key, False)
         if got is not False:
             return got
         got = None
         ctx, kind = key
-        line = self.levels[self.sym_level].config.line
+        line = cap or self.levels[self.sym_level].config.line
         fam = self.family(key)
         if fam is not None:
             fe = self.ctx_func[ctx].entry
@@ -829,8 +841,8 @@ class _Analysis:
                     if m > 1:
                         got = (m, (ops[0] + r) % m)
             elif kind[0] == "p" and self.merged is not None:
-                self._aligns[key] = None        # a loop through this merge: nothing
-                got = self._merged_alignment(ctx, fe, kind)
+                aligns[key] = None              # a loop through this merge: nothing
+                got = self._merged_alignment(ctx, fe, kind, line)
         elif isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 and self._loads_pointer(ctx, kind[1]):
             # The value a [[pointer]] load site loads: NULL or a multiple
             # of the fact's alignment, so 0 modulo it either way.
@@ -846,12 +858,41 @@ class _Analysis:
             got = (m, r) if m > 1 else None
         elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
             # A merge of values of known alignment (a list walk's cursor).
-            self._aligns[key] = None            # a loop through this merge: nothing
-            got = self._merged_alignment(ctx, self.ctx_func[ctx].entry, kind)
+            aligns[key] = None                  # a loop through this merge: nothing
+            got = self._merged_alignment(ctx, self.ctx_func[ctx].entry, kind, line)
         elif isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 and self.args_at_call is not None:
-            self._aligns[key] = None            # a recursive way round: nothing
+            aligns[key] = None                  # a recursive way round: nothing
             got = self._argument_alignment(ctx, kind[1], line)
-        self._aligns[key] = got
+        aligns[key] = got
+        return got
+
+    def sets_of(self, key: tuple[Context, Any], lo: int, hi: int) -> frozenset[int] | None:
+        """The sets of the first data level that bytes ``[lo, hi)`` from the
+        base ``key`` may fall into, when the base's alignment places them
+        (``alignment`` with a way as the cap: ``r`` modulo ``m``, ``m`` at
+        least a line, so the base is one of ``way / m`` positions in a way);
+        None when that could be any set.  A refill by such an access is in
+        one of these sets, and a line there is in one of them: nothing else
+        can be evicted by it, or evict it (processor-model.md §3)."""
+        ck = (key, lo, hi)
+        got = self._sets.get(ck, False)
+        if got is not False:
+            return got
+        cfg = self.levels[self.sym_level].config
+        way = cfg.sets * cfg.line
+        got = None
+        a = self.alignment(key, way) if hi > lo else None
+        if a is not None and a[0] >= cfg.line:
+            m, r = a
+            out: set[int] = set()
+            for k in range(way // m):
+                first, last = (r + k * m + lo) // cfg.line, (r + k * m + hi - 1) // cfg.line
+                if last - first + 1 >= cfg.sets:
+                    out = set(range(cfg.sets))
+                    break
+                out.update(ln % cfg.sets for ln in range(first, last + 1))
+            got = frozenset(out) if len(out) < cfg.sets else None
+        self._sets[ck] = got
         return got
 
     def _loads_pointer(self, ctx: Context, addr: int) -> int:
@@ -881,7 +922,7 @@ class _Analysis:
             if val[0] == "abs":                 # an exact address: its place in the line is known
                 a: tuple[int, int] | None = (line, 0)
             elif isinstance(val[0], tuple):
-                a = self.alignment((cctx, val[0]))
+                a = self.alignment((cctx, val[0]), line)
             else:
                 return None
             if a is None:
@@ -895,7 +936,7 @@ class _Analysis:
             res = a
         return res if res is not None and res[0] > 1 else None
 
-    def _merged_alignment(self, ctx: Context, fe: int, kind) -> tuple[int, int] | None:
+    def _merged_alignment(self, ctx: Context, fe: int, kind, line: int) -> tuple[int, int] | None:
         """A merge block's name: the alignment every way in agrees on (its
         own earlier instance, round a loop, adds only its offset)."""
         incoming = self.merged(fe, kind[1]).get(kind[2])
@@ -906,10 +947,10 @@ class _Analysis:
             if val is None or not isinstance(val[0], tuple) or val[1] != val[2]:
                 return None
             parts.append(val)
-        m = self.levels[self.sym_level].config.line
+        m = line
         for val in parts:
             if val[0] != kind:
-                a = self.alignment((ctx, val[0]))
+                a = self.alignment((ctx, val[0]), line)
                 if a is None:
                     return None
                 m = min(m, a[0])
@@ -919,7 +960,7 @@ class _Analysis:
                 if val[1] % m:
                     return None
                 continue
-            a = self.alignment((ctx, val[0]))
+            a = self.alignment((ctx, val[0]), line)
             r = (a[1] + val[1]) % m
             if res is not None and r != res:
                 return None
@@ -1031,7 +1072,7 @@ class _Analysis:
         classes: list[Classification] | None = [] if record else None
         first_misses: list[FirstMiss] = []
         runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span, self.family,
-                     self.alignment)
+                     self.alignment, self.sets_of if self.placed else None)
         defs: frozenset[int] = frozenset()
         lost: dict | None = None
         recs: dict[int, MissRecord] | None = None
@@ -1217,7 +1258,7 @@ class _Analysis:
                         must[k] = must[k].access_unknown(None)
                 else:
                     dcat = SYM
-                    must[k] = must[k].access_unknown(None)
+                    must[k] = must[k].access_unknown(self.sets_of((key[0], base), lo, hi) if self.placed else None)
                     may[k] = may[k].access_unknown(None)
                 continue
             lines = acc.lines[k]
@@ -1242,7 +1283,8 @@ class _Analysis:
             if k == self.sym_level:
                 dcat = cat
                 if cat != AH:              # a refill in a set symbolic lines may share
-                    runs.refill_elsewhere()
+                    runs.refill_elsewhere(None if lines is None or not self.placed
+                                          else frozenset(ln % lv.config.sets for ln in lines))
         if acc.sym is not None:
             return miss, dcat, acc.brange
         if acc.device == "may":
@@ -1517,8 +1559,10 @@ class _Runs:
     events that may evict its lines; its misses are counted at its end by
     ``cache.run_misses`` over every alignment of the base."""
 
-    def __init__(self, state, line: int, span: int, family=None, alignment=None) -> None:
+    def __init__(self, state, line: int, span: int, family=None, alignment=None, sets_of=None) -> None:
         self.state: dict[Any, tuple] = dict(state)
+        # base, lo, hi -> the sets those bytes may lie in (None: any)
+        self.sets_of = sets_of
         self.line = line
         self.span = span
         self.family = family or (lambda base: None)
@@ -1562,11 +1606,35 @@ class _Runs:
         ylo, yhi = fy[1]
         return oiv if max(xhi, yhi) - min(xlo, ylo) <= self.span else ()
 
-    def refill_elsewhere(self) -> None:
-        """A refill that may fall into any set: every symbolic line may go."""
-        for base in list(self.open):
-            self._close(base)
-        self.state.clear()
+    def _outside(self, base, iv: tuple, sets: frozenset[int] | None) -> tuple:
+        """The intervals of ``base`` whose lines lie in none of ``sets``
+        (a refill there cannot evict them)."""
+        if sets is None or self.sets_of is None or not iv:
+            return ()
+        out = []
+        for a, b in iv:
+            mine = self.sets_of(base, a, b)
+            if mine is not None and not (mine & sets):
+                out.append((a, b))
+        return tuple(out)
+
+    def refill_elsewhere(self, sets: frozenset[int] | None = None) -> None:
+        """A refill that may fall into any of ``sets`` (None: any set):
+        every symbolic line that may lie there may go."""
+        if sets is None or self.sets_of is None:
+            for base in list(self.open):
+                self._close(base)
+            self.state.clear()
+            return
+        for base in set(self.open) | set(self.state):
+            iv = self.state.get(base, ())
+            keep = self._outside(base, iv, sets)
+            if keep != iv or not iv:
+                self._close(base)
+            if keep:
+                self.state[base] = keep
+            else:
+                self.state.pop(base, None)
 
     def access(self, base, lo: int, hi: int, width: int) -> bool:
         """An access to ``[lo, hi)`` from ``base``; True if it surely hits."""
@@ -1580,11 +1648,17 @@ class _Runs:
         # lie within a way's span of that object.
         fx = self.family(base)
         kept: dict[Any, tuple] = {}
+        mine = self.sets_of(base, lo, hi) if self.sets_of is not None else None
         for other in set(self.open) | set(self.state):
             if other == base:
                 continue
             oiv = self.state.get(other, ())
             okeep = self._same_object(fx, lo, hi, other, oiv) if fx is not None and oiv else ()
+            if mine is not None and oiv and okeep != oiv:
+                # lines of another base placed in other sets than this access's
+                also = self._outside(other, oiv, mine)
+                if also:
+                    okeep = tuple(x for x in oiv if x in okeep or x in also)
             if okeep != oiv or not oiv:
                 self._close(other)
             if okeep:
