@@ -115,3 +115,58 @@ def test_replay_never_above_the_bound(tmp_path: Path, off: int) -> None:
                     annotations=annotations.parse(FACT.format(align=4096), "facts.toml"))
     trace, obs = _observed(elf, "main", "u54")
     assert obs <= path_bound(block_path(an.program, "main", trace), an.results[0].costs) <= an.results[0].bound
+
+
+# An argument plus an index (``ValueInfo.derived_from``) with no object
+# fact: the argument's alignment in its context (here the exact address of
+# ``table``, 0 or 16 modulo 64) and the index's residue (a multiple of 32)
+# place the 32-byte entry: one line at 0 modulo 32, two at 16.
+INDEXED = """
+    .data
+    .balign 64
+    .space {pad}
+table: .space 1024
+    .balign 8
+    .type idx, @object
+    .size idx, 8
+idx: .dword 3
+    .text
+    .globl main
+main:
+    addi sp, sp, -16
+    sd   ra, 8(sp)
+    la   a0, table
+    la   t0, idx
+    ld   a1, 0(t0)
+    call put
+    ld   ra, 8(sp)
+    addi sp, sp, 16
+    ret
+    .globl put
+put:
+    andi a1, a1, 255        # an index of known but wide range
+    slli t0, a1, 5
+    add  t1, a0, t0
+    sd   zero, 0(t1)
+    sd   zero, 8(t1)
+    sd   zero, 16(t1)
+    sd   zero, 24(t1)
+    ret
+"""
+
+
+@needs_cc
+@pytest.mark.parametrize("pad, lines", [(0, 1), (16, 2)])
+def test_an_indexed_argument_keeps_the_arguments_alignment(tmp_path: Path, pad: int, lines: int) -> None:
+    from test_symbolic_cache import _observed
+    from kairos.wcet import driver, microarch as ma, report
+    from kairos.wcet.trace import block_path, path_bound
+    elf = build(tmp_path, "indexed", asm_src=INDEXED.format(pad=pad))
+    an = driver.run(str(elf), ["main"], sp0="__stack_top", infeasible_paths=False, census=True)
+    c = report.miss_census(an.results[0], an)
+    put = an.image.symbol("put").addr
+    sym = [a for a in c["accesses"] if put <= int(a["addr"], 16) < put + 32]
+    assert [list(a["reasons"]) for a in sym] == [[ma.SYM_FIRST]]
+    assert sym[0]["misses"] == lines
+    trace, obs = _observed(elf, "main", "u54")
+    assert obs <= path_bound(block_path(an.program, "main", trace), an.results[0].costs) <= an.results[0].bound

@@ -854,7 +854,22 @@ class _Analysis:
             # known low bits in its block (``& ~31`` clears five bits
             # whatever the operand; ``x << 5`` too; a sum keeps the
             # smaller alignment of its two operands).
-            m, r = self._congruence(self.ctx_func[ctx].entry, kind[1], None, line)
+            fe = self.ctx_func[ctx].entry
+            m, r = self._congruence(fe, kind[1], None, line)
+            # An argument plus an index (``derived_from``) where no object
+            # fact covers the argument: the argument's own alignment in this
+            # context (a queue passed as &global) with the index's residue.
+            arg = self.derived_from(fe, kind) if self.derived_from is not None else None
+            ops = self.derived_operands(fe, kind) if arg is not None and self.derived_operands is not None \
+                else None
+            if ops is not None:
+                aligns[key] = None              # a recursive way round: nothing
+                a = self.alignment((ctx, ("a", arg)), cap)
+                if a is not None:
+                    mi, ri = self._congruence(fe, kind[1], ops[1], line)
+                    m2 = min(a[0], mi)
+                    if m2 > m:
+                        m, r = m2, (a[1] + ops[0] + ri) % m2
             got = (m, r) if m > 1 else None
         elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
             # A merge of values of known alignment (a list walk's cursor).
