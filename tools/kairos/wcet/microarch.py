@@ -90,9 +90,13 @@ UNK = "unknown-address"
 SYM = "symbolic-line"      # through a pointer of unknown value; its misses are charged per run
 WALK = "line-walk"         # through the induction pointer of a line walk; charged per line (``walk``)
 COPY = "copy-walk"         # the load or store of a copy loop; charged per word and line (``copy``)
+OBJ = "object-loop"        # in a loop that touches one small object only; charged per entry (``object_loop``)
 #: misses of a line walk charged per entry of its loop, on top of the
 #: per-iteration share (the first line, the alignment, the last one)
 WALK_ENTRY_MISSES = 3
+#: Loops that touch one small object only are charged its lines per entry
+#: (``object_loop``; False: as any symbolic access, for comparison).
+OBJECT_LOOPS = True
 #: Symbolic accesses whose base's alignment (a way's worth: ``sets_of``)
 #: leaves a few sets refill only those (False: any set, as before).
 PLACED_SETS = True
@@ -313,6 +317,7 @@ class _Analysis:
         self._access_cache: dict[tuple[Context, int], _Access] = {}
         self._loops: dict[int, Any] = {}
         self._walks: dict[tuple[Context, int], tuple[Any, int] | None] = {}
+        self._objloops: dict[tuple[Context, int], int | None] = {}
         self.table_ranges = _switch_table_ranges(program, self.rng)
         if entry_state not in ("auto", "idle", "trap"):
             raise WcetError(f"bad entry state {entry_state!r} (auto, idle or trap)")
@@ -470,6 +475,43 @@ class _Analysis:
             todo.extend(t for t in f.blocks[b].succs if t in loop.blocks and t not in seen)
         return reg, stride
 
+    def object_loop(self, ctx: Context, header: int) -> int | None:
+        """The lines the loop with this header in ``ctx`` may touch when it
+        is an *object loop* (docs/processor-model.md "Object loops"): it
+        calls nothing, and every data access in it goes through one object
+        of an object fact (the argument, and bases derived from it by an
+        index), whose byte ranges (the argument's offsets, ``[0, size)``
+        for a derived base) span at most ``sym_span`` bytes together.
+        Those lines lie in different sets and nothing else in the loop
+        refills, so each misses at most once per entry of the loop.  None
+        otherwise."""
+        got = self._objloops.get((ctx, header), False)
+        if got is not False:
+            return got
+        got = None
+        f = self.ctx_func.get(ctx)
+        loop = self._reducible_loop(f, header) if f is not None else None
+        if loop is not None and not self._calls_in(f, loop):
+            root, lo, hi = None, None, None
+            for bs in loop.blocks:
+                for ins in f.blocks[bs].instrs:
+                    if ins.cls not in MEM_CLASSES:
+                        continue
+                    acc = self.daccess(ctx, ins)
+                    fam = self.family((ctx, acc.sym[0])) if acc.sym is not None and acc.device == "no" else None
+                    if fam is None or root is not None and fam[0] != root:
+                        self._objloops[(ctx, header)] = None
+                        return None
+                    root = fam[0]
+                    a, b = (acc.sym[1], acc.sym[2]) if fam[1] is None else fam[1]
+                    lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+            if root is not None and hi - lo <= self.sym_span:
+                line = self.levels[self.sym_level].config.line
+                al = self.alignment(root) or (1, 0)
+                got = max((p + hi - 1) // line - (p + lo) // line + 1 for p in range(al[1] % al[0], line, al[0]))
+        self._objloops[(ctx, header)] = got
+        return got
+
     def walk_share(self, ctx: Context, header: int) -> int:
         """Cycles per iteration of a line walk's or a copy's loop (charged on its header)."""
         got = self.walk_charges.get((ctx, header))
@@ -542,6 +584,10 @@ class _Analysis:
             wk = self.walk(*lk)
             if wk is not None:
                 self.walk_charges[lk] = (-(-pen * abs(wk[1]) // line), WALK_ENTRY_MISSES * pen)
+                continue
+            n = self.object_loop(*lk) if OBJECT_LOOPS else None
+            if n is not None:
+                self.walk_charges[lk] = (0, n * pen)
                 continue
             s = self.copy(*lk)
             self.walk_charges[lk] = (2 * m + w + -(-(m + 2 * w) * abs(s) // line),
@@ -1258,7 +1304,8 @@ class _Analysis:
                 # charged per iteration and per entry of its loop; as a
                 # possible refill in a set not known here, it removes every
                 # other guarantee
-                dcat = WALK if self.walk(*self.block_walk[key]) is not None else COPY
+                lk = self.block_walk[key]
+                dcat = WALK if self.walk(*lk) is not None else OBJ if OBJECT_LOOPS and self._objloops.get(lk) else COPY
                 runs.refill_elsewhere()
                 must[k] = must[k].access_unknown(None)
                 may[k] = may[k].access_unknown(None)
@@ -1431,7 +1478,7 @@ class _Analysis:
         bound = getattr(self.value_info, "loop_bound", None)
         for ctx, f in self.ctx_func.items():
             for lp in self.loops_of(f).loops:
-                ok = self.walk(ctx, lp.header) is not None
+                ok = self.walk(ctx, lp.header) is not None or OBJECT_LOOPS and self.object_loop(ctx, lp.header) is not None
                 if not ok and lv.miss_penalty == m + w and bound is not None:
                     s = self.copy(ctx, lp.header)
                     if s is not None:
