@@ -47,6 +47,10 @@ def register(sub) -> None:
     p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
     p.add_argument("--path", action="store_true", help="print the worst-case path")
+    p.add_argument("--misses", action="store_true",
+                   help="miss census: the data-cache misses charged on each entry's worst path, by reason, "
+                        "the accesses charged most and the accesses that wiped the most cached lines "
+                        "(also in --json as \"misses\")")
     p.add_argument("--loops", action="store_true",
                    help="only list every reachable loop with its bound or UNBOUNDED (for writing "
                         "annotations); exit status 1 if some loop has no bound")
@@ -125,15 +129,17 @@ def _run(args: argparse.Namespace, err) -> int:
                 prog.update(task, completed=frac, description=msg)
             an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry, cb,
                             context_budget=budget, symbolic_cache=precise and args.symbolic_cache,
-                        **infeasible_opts)
+                            census=args.misses, **infeasible_opts)
     else:
         an = driver.run(args.elf, entries, args.model, ann, args.sp, args.stop_at, args.irq_entry,
                         context_budget=budget, symbolic_cache=precise and args.symbolic_cache,
-                        **infeasible_opts)
+                        census=args.misses, **infeasible_opts)
     if args.json:
         report.write_json(an, args.json)
     if args.html:
         report.write_html(an, args.html)
     if not args.quiet:
         report.print_summary(an, out, show_path=args.path)
+        if args.misses:
+            report.print_census(an, Console(width=max(out.width, 160)))
     return 0

@@ -113,7 +113,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         progress: Callable[[str, float], None] | None = None,
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
         infeasible_paths: bool = True, infeasible_budget: float | None = None,
-        arrays_in_bounds: bool = False, smt_loops: bool = True) -> Analysis:
+        arrays_in_bounds: bool = False, smt_loops: bool = True, census: bool = False) -> Analysis:
     """Analyse every entry: parse the specifications, build the program and
     one view per restriction, share call contexts above ``context_budget``,
     run the value analysis, then per entry the block costs and the path.
@@ -123,7 +123,8 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     anything), to show what that precision gains.  ``infeasible_paths``
     refines each entry's ILP with infeasible paths and flag facts
     (``infeasible.py``); ``arrays_in_bounds`` is its optional assumption.
-    ``smt_loops=False`` bounds loops without the solver (annotations unchecked)."""
+    ``smt_loops=False`` bounds loops without the solver (annotations unchecked).
+    ``census`` records why each data access misses (``microarch.MissRecord``)."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -146,6 +147,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     entry = _EntryAnalysis(program, bounds, values, model, [image.symbol(s).addr for s in stop_at],
                            symbolic_cache, infeasible_paths, infeasible_budget, arrays_in_bounds, say,
                            objects)
+    entry.census = census
     results = [entry.run(sp, views[sp.view], 0.15 + 0.85 * i / len(specs), len(specs))
                for i, sp in enumerate(specs)]
     say("done", 1.0)
@@ -233,13 +235,15 @@ class _EntryAnalysis:
         self.graphs = ipet.GraphCache()
         self._costs: dict[tuple[Program, str], microarch.BlockCosts] = {}
         self._facts: dict[Program, infeasible.ProgramFacts] = {}
+        self.census = False
 
     def costs(self, view: Program, spec: EntrySpec, progress: float) -> microarch.BlockCosts:
         key = (view, spec.symbol)
         if key not in self._costs:
             self.say(f"{spec.text}: cache and pipeline analysis", progress)
             self._costs[key] = microarch.analyse(view, spec.symbol, self.model, self.values,
-                                                 symbolic=self.symbolic_cache, objects=self.objects)
+                                                 symbolic=self.symbolic_cache, objects=self.objects,
+                                                 census=self.census)
         return self._costs[key]
 
     def run(self, spec: EntrySpec, view: Program, base: float, n: int) -> EntryResult:

@@ -71,22 +71,24 @@ class Memory:
 
     def add_region(self, base: int, size: int, data: bytes = b"") -> None:
         end = base + size
-        for b, buf in self.regions:
-            if base < b + len(buf) and b < end:
-                # Merge into the existing region when they overlap.
-                lo, hi = min(b, base), max(b + len(buf), end)
-                if lo != b or hi != b + len(buf):
-                    nbuf = bytearray(hi - lo)
-                    nbuf[b - lo:b - lo + len(buf)] = buf
-                    self.regions.remove((b, buf))
-                    self.regions.append((lo, nbuf))
-                    buf, b = nbuf, lo
-                buf[base - b:base - b + len(data)] = data
-                self._last = None
-                return
-        buf = bytearray(size)
-        buf[:len(data)] = data
-        self.regions.append((base, buf))
+        # Every region the new one overlaps is merged into one, with its
+        # contents kept (a default stack below the program's segments may
+        # overlap several of them: the segments' bytes must stay visible).
+        over = [(b, buf) for b, buf in self.regions if base < b + len(buf) and b < end]
+        if over:
+            lo = min([base] + [b for b, _ in over])
+            hi = max([end] + [b + len(buf) for b, buf in over])
+            nbuf = bytearray(hi - lo)
+            for b, buf in over:
+                nbuf[b - lo:b - lo + len(buf)] = buf
+                self.regions.remove((b, buf))
+            if data:
+                nbuf[base - lo:base - lo + len(data)] = data
+            self.regions.append((lo, nbuf))
+        else:
+            buf = bytearray(size)
+            buf[:len(data)] = data
+            self.regions.append((base, buf))
         self.regions.sort(key=lambda r: r[0])
         self._last = None
 

@@ -77,7 +77,7 @@ from kairos.wcet.model import CacheLevel, ProcessorModel
 from kairos.wcet.pipeline import (ANY_RANGE, MEM_CLASSES, NREGS, PipeState, Residual,
                                   join_residual, step)
 
-__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification"]
+__all__ = ["analyse", "AnalysisState", "BlockCosts", "AccessInfo", "Classification", "MissRecord"]
 
 #: A loop instance: (context, header block).
 LoopKey = tuple[Context, int]
@@ -90,9 +90,16 @@ UNK = "unknown-address"
 SYM = "symbolic-line"      # through a pointer of unknown value; its misses are charged per run
 WALK = "line-walk"         # through the induction pointer of a line walk; charged per line (``walk``)
 COPY = "copy-walk"         # the load or store of a copy loop; charged per word and line (``copy``)
+OBJ = "object-loop"        # in a loop that touches one small object only; charged per entry (``object_loop``)
 #: misses of a line walk charged per entry of its loop, on top of the
 #: per-iteration share (the first line, the alignment, the last one)
 WALK_ENTRY_MISSES = 3
+#: Loops that touch one small object only are charged its lines per entry
+#: (``object_loop``; False: as any symbolic access, for comparison).
+OBJECT_LOOPS = True
+#: Symbolic accesses whose base's alignment (a way's worth: ``sets_of``)
+#: leaves a few sets refill only those (False: any set, as before).
+PLACED_SETS = True
 
 
 class AnalysisState(NamedTuple):
@@ -104,17 +111,23 @@ class AnalysisState(NamedTuple):
     may: tuple[MayCache, ...]
     pipeline: Residual
     symbolic: symlines.SymState      # symbolic lines of the first data level
+    # Only with the miss census (``analyse(census=True)``): what some path
+    # into here guaranteed and then lost, with the access that removed it:
+    # ``(("k", line) | ("s", base), (wiper address, wiper kind))``.
+    # It changes no cost.
+    lost: frozenset = frozenset()
 
     def join(self, other: "AnalysisState") -> "AnalysisState":
         return AnalysisState(tuple(map(MustCache.join, self.must, other.must)),
                              tuple(map(MayCache.join, self.may, other.may)),
                              join_residual(self.pipeline, other.pipeline),
-                             symlines.sym_join(self.symbolic, other.symbolic))
+                             symlines.sym_join(self.symbolic, other.symbolic),
+                             self.lost | other.lost if self.lost is not other.lost else self.lost)
 
     def meet_must(self, guaranteed: tuple[MustCache, ...]) -> "AnalysisState":
         """Add what a loop guarantees on its back and exit edges (``aged``)."""
         return AnalysisState(tuple(map(MustCache.meet, self.must, guaranteed)), self.may, self.pipeline,
-                             self.symbolic)
+                             self.symbolic, self.lost)
 
 
 class LoopEdge(Enum):
@@ -138,6 +151,41 @@ class BlockResult(NamedTuple):
     cycles: int
     classes: list["Classification"] | None
     first_misses: list[FirstMiss]
+    census: list["MissRecord"] | None = None
+
+
+# Reasons of the miss census (``MissRecord.reason``).
+FIRST_TOUCH = "known line, first touch"
+EVICTED = "known line, evicted"              # guaranteed on some way in, then removed by ``wiper``
+KNOWN_RANGE = "one of several known lines"
+UNKNOWN = "unknown address"
+SYM_FIRST = "symbolic, first lines of its base"
+SYM_LOST = "symbolic, base's lines evicted"  # the base had lines that ``wiper`` removed
+SYM_RANGE = "symbolic, unknown offset"
+WALK_SHARE = "line walk or copy, per iteration"
+# Kinds of wipers: what the removing access was.
+W_KNOWN = "known line"
+W_RANGE = "one of several known lines"
+W_UNKNOWN = "unknown address"
+W_SYM = "symbolic line"
+W_WALK = "line walk or copy"
+W_FAR = "same base, offset too far"
+
+
+@dataclass
+class MissRecord:
+    """One data access of a block in a context, for the miss census: the
+    cycles of data-cache misses charged for it (for a symbolic run: the
+    run's misses, at the access that opened it), why, the access that
+    removed the line it misses on (when one did), and how many cached lines
+    (known or symbolic) this access itself removed."""
+
+    addr: int
+    reason: str | None
+    cycles: int
+    wiper: tuple[int, str] | None = None
+    wiped: int = 0
+    kind: str = ""          # what this access is, as a wiper (``W_*``)
 
 
 class AccessInfo(Protocol):
@@ -164,6 +212,8 @@ class BlockCosts:
     classes: dict[tuple[Context, int], list[Classification]] = field(default_factory=dict)
     persistent_lines: dict[tuple[Context, int], tuple[int, ...]] = field(default_factory=dict)  # per cache level
     global_first_miss: int = 0   # included in the cost of the root's entry block
+    census: dict[tuple[Context, int], list[MissRecord]] = field(default_factory=dict)  # analyse(census=True)
+    census_on: bool = False
 
     def cost(self, context: Context, block_start: int) -> int:
         """Cycles of one execution of the block in ``context``."""
@@ -216,8 +266,9 @@ class _Access:
 class _Analysis:
     def __init__(self, program: Program, entry: str, m: ProcessorModel, value_info: Any,
                  entry_state: str = "auto", symbolic: bool = True,
-                 objects: dict[int, dict[int, tuple[int, int]]] | None = None) -> None:
+                 objects: dict[int, dict[int, tuple[int, int]]] | None = None, census: bool = False) -> None:
         self.p = program
+        self.census = census
         self.entry = entry
         self.m = m
         self.rng = _range_fn(value_info)
@@ -239,6 +290,10 @@ class _Analysis:
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
         self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
+        self._way_aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
+        self._sets: dict[tuple, frozenset[int] | None] = {}
+        # ``sets_of`` off: every access of unknown set may touch any set (for comparison).
+        self.placed = symbolic and PLACED_SETS
         self._def_blocks: dict[int, dict[int, BasicBlock]] = {}
         self._families: dict[tuple[Context, Any], tuple | None] = {}
         # Registers named at merge blocks, with their value on each way in
@@ -262,6 +317,7 @@ class _Analysis:
         self._access_cache: dict[tuple[Context, int], _Access] = {}
         self._loops: dict[int, Any] = {}
         self._walks: dict[tuple[Context, int], tuple[Any, int] | None] = {}
+        self._objloops: dict[tuple[Context, int], int | None] = {}
         self.table_ranges = _switch_table_ranges(program, self.rng)
         if entry_state not in ("auto", "idle", "trap"):
             raise WcetError(f"bad entry state {entry_state!r} (auto, idle or trap)")
@@ -419,6 +475,43 @@ class _Analysis:
             todo.extend(t for t in f.blocks[b].succs if t in loop.blocks and t not in seen)
         return reg, stride
 
+    def object_loop(self, ctx: Context, header: int) -> int | None:
+        """The lines the loop with this header in ``ctx`` may touch when it
+        is an *object loop* (docs/processor-model.md "Object loops"): it
+        calls nothing, and every data access in it goes through one object
+        of an object fact (the argument, and bases derived from it by an
+        index), whose byte ranges (the argument's offsets, ``[0, size)``
+        for a derived base) span at most ``sym_span`` bytes together.
+        Those lines lie in different sets and nothing else in the loop
+        refills, so each misses at most once per entry of the loop.  None
+        otherwise."""
+        got = self._objloops.get((ctx, header), False)
+        if got is not False:
+            return got
+        got = None
+        f = self.ctx_func.get(ctx)
+        loop = self._reducible_loop(f, header) if f is not None else None
+        if loop is not None and not self._calls_in(f, loop):
+            root, lo, hi = None, None, None
+            for bs in loop.blocks:
+                for ins in f.blocks[bs].instrs:
+                    if ins.cls not in MEM_CLASSES:
+                        continue
+                    acc = self.daccess(ctx, ins)
+                    fam = self.family((ctx, acc.sym[0])) if acc.sym is not None and acc.device == "no" else None
+                    if fam is None or root is not None and fam[0] != root:
+                        self._objloops[(ctx, header)] = None
+                        return None
+                    root = fam[0]
+                    a, b = (acc.sym[1], acc.sym[2]) if fam[1] is None else fam[1]
+                    lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+            if root is not None and hi - lo <= self.sym_span:
+                line = self.levels[self.sym_level].config.line
+                al = self.alignment(root) or (1, 0)
+                got = max((p + hi - 1) // line - (p + lo) // line + 1 for p in range(al[1] % al[0], line, al[0]))
+        self._objloops[(ctx, header)] = got
+        return got
+
     def walk_share(self, ctx: Context, header: int) -> int:
         """Cycles per iteration of a line walk's or a copy's loop (charged on its header)."""
         got = self.walk_charges.get((ctx, header))
@@ -491,6 +584,10 @@ class _Analysis:
             wk = self.walk(*lk)
             if wk is not None:
                 self.walk_charges[lk] = (-(-pen * abs(wk[1]) // line), WALK_ENTRY_MISSES * pen)
+                continue
+            n = self.object_loop(*lk) if OBJECT_LOOPS else None
+            if n is not None:
+                self.walk_charges[lk] = (0, n * pen)
                 continue
             s = self.copy(*lk)
             self.walk_charges[lk] = (2 * m + w + -(-(m + 2 * w) * abs(s) // line),
@@ -758,18 +855,23 @@ class _Analysis:
         self._families[key] = got
         return got
 
-    def alignment(self, key: tuple[Context, Any]) -> tuple[int, int] | None:
+    def alignment(self, key: tuple[Context, Any], cap: int | None = None) -> tuple[int, int] | None:
         """``(m, r)``: the base ``(context, kind)`` is ``r`` modulo ``m`` (a
-        power of two, at most a line), for an argument an object fact gives
-        an alignment, and for a base derived from it by an ``add`` whose
-        index operand's residue the instructions before it in its block
-        show (``_congruence``); None where nothing is known."""
-        got = self._aligns.get(key, False)
+        power of two, at most a line, or at most ``cap``), for an argument
+        an object fact gives an alignment, and for a base derived from it by
+        an ``add`` whose index operand's residue the instructions before it
+        in its block show (``_congruence``); None where nothing is known.
+        With ``cap`` a way (``sets * line``) it places the base's lines in
+        sets (``sets_of``)."""
+        if cap == self.levels[self.sym_level].config.line:
+            cap = None
+        aligns = self._aligns if cap is None else self._way_aligns
+        got = aligns.get(key, False)
         if got is not False:
             return got
         got = None
         ctx, kind = key
-        line = self.levels[self.sym_level].config.line
+        line = cap or self.levels[self.sym_level].config.line
         fam = self.family(key)
         if fam is not None:
             fe = self.ctx_func[ctx].entry
@@ -785,8 +887,8 @@ class _Analysis:
                     if m > 1:
                         got = (m, (ops[0] + r) % m)
             elif kind[0] == "p" and self.merged is not None:
-                self._aligns[key] = None        # a loop through this merge: nothing
-                got = self._merged_alignment(ctx, fe, kind)
+                aligns[key] = None              # a loop through this merge: nothing
+                got = self._merged_alignment(ctx, fe, kind, line)
         elif isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 and self._loads_pointer(ctx, kind[1]):
             # The value a [[pointer]] load site loads: NULL or a multiple
             # of the fact's alignment, so 0 modulo it either way.
@@ -798,16 +900,60 @@ class _Analysis:
             # known low bits in its block (``& ~31`` clears five bits
             # whatever the operand; ``x << 5`` too; a sum keeps the
             # smaller alignment of its two operands).
-            m, r = self._congruence(self.ctx_func[ctx].entry, kind[1], None, line)
+            fe = self.ctx_func[ctx].entry
+            m, r = self._congruence(fe, kind[1], None, line)
+            # An argument plus an index (``derived_from``) where no object
+            # fact covers the argument: the argument's own alignment in this
+            # context (a queue passed as &global) with the index's residue.
+            arg = self.derived_from(fe, kind) if self.derived_from is not None else None
+            ops = self.derived_operands(fe, kind) if arg is not None and self.derived_operands is not None \
+                else None
+            if ops is not None:
+                aligns[key] = None              # a recursive way round: nothing
+                a = self.alignment((ctx, ("a", arg)), cap)
+                if a is not None:
+                    mi, ri = self._congruence(fe, kind[1], ops[1], line)
+                    m2 = min(a[0], mi)
+                    if m2 > m:
+                        m, r = m2, (a[1] + ops[0] + ri) % m2
             got = (m, r) if m > 1 else None
         elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
             # A merge of values of known alignment (a list walk's cursor).
-            self._aligns[key] = None            # a loop through this merge: nothing
-            got = self._merged_alignment(ctx, self.ctx_func[ctx].entry, kind)
+            aligns[key] = None                  # a loop through this merge: nothing
+            got = self._merged_alignment(ctx, self.ctx_func[ctx].entry, kind, line)
         elif isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 and self.args_at_call is not None:
-            self._aligns[key] = None            # a recursive way round: nothing
+            aligns[key] = None                  # a recursive way round: nothing
             got = self._argument_alignment(ctx, kind[1], line)
-        self._aligns[key] = got
+        aligns[key] = got
+        return got
+
+    def sets_of(self, key: tuple[Context, Any], lo: int, hi: int) -> frozenset[int] | None:
+        """The sets of the first data level that bytes ``[lo, hi)`` from the
+        base ``key`` may fall into, when the base's alignment places them
+        (``alignment`` with a way as the cap: ``r`` modulo ``m``, ``m`` at
+        least a line, so the base is one of ``way / m`` positions in a way);
+        None when that could be any set.  A refill by such an access is in
+        one of these sets, and a line there is in one of them: nothing else
+        can be evicted by it, or evict it (processor-model.md §3)."""
+        ck = (key, lo, hi)
+        got = self._sets.get(ck, False)
+        if got is not False:
+            return got
+        cfg = self.levels[self.sym_level].config
+        way = cfg.sets * cfg.line
+        got = None
+        a = self.alignment(key, way) if hi > lo else None
+        if a is not None and a[0] >= cfg.line:
+            m, r = a
+            out: set[int] = set()
+            for k in range(way // m):
+                first, last = (r + k * m + lo) // cfg.line, (r + k * m + hi - 1) // cfg.line
+                if last - first + 1 >= cfg.sets:
+                    out = set(range(cfg.sets))
+                    break
+                out.update(ln % cfg.sets for ln in range(first, last + 1))
+            got = frozenset(out) if len(out) < cfg.sets else None
+        self._sets[ck] = got
         return got
 
     def _loads_pointer(self, ctx: Context, addr: int) -> int:
@@ -837,7 +983,7 @@ class _Analysis:
             if val[0] == "abs":                 # an exact address: its place in the line is known
                 a: tuple[int, int] | None = (line, 0)
             elif isinstance(val[0], tuple):
-                a = self.alignment((cctx, val[0]))
+                a = self.alignment((cctx, val[0]), line)
             else:
                 return None
             if a is None:
@@ -851,7 +997,7 @@ class _Analysis:
             res = a
         return res if res is not None and res[0] > 1 else None
 
-    def _merged_alignment(self, ctx: Context, fe: int, kind) -> tuple[int, int] | None:
+    def _merged_alignment(self, ctx: Context, fe: int, kind, line: int) -> tuple[int, int] | None:
         """A merge block's name: the alignment every way in agrees on (its
         own earlier instance, round a loop, adds only its offset)."""
         incoming = self.merged(fe, kind[1]).get(kind[2])
@@ -862,10 +1008,10 @@ class _Analysis:
             if val is None or not isinstance(val[0], tuple) or val[1] != val[2]:
                 return None
             parts.append(val)
-        m = self.levels[self.sym_level].config.line
+        m = line
         for val in parts:
             if val[0] != kind:
-                a = self.alignment((ctx, val[0]))
+                a = self.alignment((ctx, val[0]), line)
                 if a is None:
                     return None
                 m = min(m, a[0])
@@ -875,7 +1021,7 @@ class _Analysis:
                 if val[1] % m:
                     return None
                 continue
-            a = self.alignment((ctx, val[0]))
+            a = self.alignment((ctx, val[0]), line)
             r = (a[1] + val[1]) % m
             if res is not None and r != res:
                 return None
@@ -987,8 +1133,17 @@ class _Analysis:
         classes: list[Classification] | None = [] if record else None
         first_misses: list[FirstMiss] = []
         runs = _Runs(state.symbolic, self.levels[self.sym_level].config.line, self.sym_span, self.family,
-                     self.alignment)
+                     self.alignment, self.sets_of if self.placed else None)
         defs: frozenset[int] = frozenset()
+        lost: dict | None = None
+        recs: dict[int, MissRecord] | None = None
+        if self.census:
+            lost = {}
+            for lk_, w_ in state.lost:
+                if lk_ not in lost or w_ < lost[lk_]:
+                    lost[lk_] = w_
+            recs = {} if record else None
+            runs.charged = defaultdict(int)
         if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
             defs = self.symbolic_defs(fentry)
@@ -999,7 +1154,8 @@ class _Analysis:
                 # values too (renamed on the edges when ``merged`` is known).
                 runs.kill(lambda k: k[0] == ctx and (k[1][0] == "p" and k[1][1] == start and self.merged is None
                                                      or start == fentry and (k[1][0] == "a"
-                                                                             or self.family(k) is not None)))
+                                                                             or self.family(k) is not None)),
+                          lost)
         last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
         for ins in b.instrs:
             ipen, icat = 0, AH
@@ -1013,9 +1169,12 @@ class _Analysis:
                 icat = cat if icat == AH else icat
             dpen, dcat, drange = 0, None, ANY_RANGE
             if ins.cls in MEM_CLASSES:
-                dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
+                if lost is None:
+                    dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
+                else:
+                    dpen, dcat, drange = self._census_data(key, ins, must, may, runs, first_misses, lost, recs)
             if ins.addr in defs and (runs.state or runs.open):
-                runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a)
+                runs.kill(lambda k, a=ins.addr: k[0] == ctx and k[1][0] == "d" and k[1][1] == a, lost)
             step(pipe, ins, m, ipen, dpen, drange, exact=False)
             if ins.cls is InstrClass.FENCE_I:
                 for k in self.fetch_levels:
@@ -1024,11 +1183,87 @@ class _Analysis:
                     may[k] = MayCache.initial(self.levels[k].config)
             if classes is not None:
                 classes.append(Classification(ins.addr, icat, dcat, ipen + dpen))
-        extra = runs.finish() * self.levels[self.sym_level].miss_penalty
+        sym_penalty = self.levels[self.sym_level].miss_penalty
+        extra = runs.finish() * sym_penalty
+        share = 0
         if self.block_walk.get(key) == key:      # a line walk's header: its share per iteration
-            extra += self.walk_share(ctx, start)
-        out = AnalysisState(tuple(must), tuple(may), pipe.residual(), runs.result())
-        return BlockResult(out, pipe.t_next + extra, classes, first_misses)
+            share = self.walk_share(ctx, start)
+            extra += share
+        out = AnalysisState(tuple(must), tuple(may), pipe.residual(), runs.result(),
+                            frozenset(lost.items()) if lost else frozenset())
+        census = None
+        if recs is not None:
+            for a, n in runs.charged.items():
+                if n:
+                    recs.setdefault(a, MissRecord(a, SYM_FIRST, 0)).cycles += n * sym_penalty
+            if share:
+                recs.setdefault(start, MissRecord(start, None, 0)).cycles += share
+                recs[start].reason = recs[start].reason or WALK_SHARE
+            census = [r for r in recs.values() if r.cycles or r.wiped]
+        return BlockResult(out, pipe.t_next + extra, classes, first_misses, census)
+
+    def _census_data(self, key: tuple[Context, int], ins: Instr, must: list[MustCache], may: list[MayCache],
+                     runs: "_Runs", first_misses: list[FirstMiss], lost: dict,
+                     recs: dict[int, MissRecord] | None) -> tuple[int, str, tuple[int, int]]:
+        """``_data`` for the miss census: the same access, and on the side
+        what it removed from the data cache's guarantees (``lost``) and, with
+        ``recs``, why it misses."""
+        sl = self.sym_level
+        acc = self.daccess(key[0], ins)
+        lines = acc.lines[sl]
+        before_k = must[sl].lines()
+        before_s = dict(runs.state)
+        open_before = dict(runs.open)
+        prior = lost.get(("k", lines[0])) if lines is not None and len(lines) == 1 else None
+        runs.cur = ins.addr
+        dpen, dcat, drange = self._data(key, ins, must, may, runs, first_misses)
+        if key in self.block_walk:
+            kind = W_WALK
+        elif acc.sym is not None:
+            kind = W_SYM
+        elif lines is None:
+            kind = W_UNKNOWN
+        else:
+            kind = W_KNOWN if len(lines) == 1 else W_RANGE
+        after_k = must[sl].lines()
+        wiped = 0
+        for ln in before_k - after_k:
+            lost[("k", ln)] = (ins.addr, kind)
+            wiped += 1
+        for ln in after_k - before_k:
+            lost.pop(("k", ln), None)
+        line = self.levels[sl].config.line
+        own = (key[0], acc.sym[0]) if acc.sym is not None else None
+        for b, iv in before_s.items():
+            gone = _iv_lines(iv, line) - _iv_lines(runs.state.get(b, ()), line)
+            if gone > 0:
+                wiped += gone
+                lost[("s", b)] = (ins.addr, W_FAR if b == own else kind)
+        if recs is None:
+            return dpen, dcat, drange
+        rec = recs.get(ins.addr)
+        if rec is None:
+            rec = recs[ins.addr] = MissRecord(ins.addr, None, 0)
+        rec.wiped += wiped
+        rec.kind = kind
+        if dcat in (NC, AM) and acc.sym is None:
+            rec.cycles += self.levels[sl].miss_penalty
+            if lines is not None and len(lines) > 1:
+                rec.reason = KNOWN_RANGE
+            elif prior is not None:
+                rec.reason, rec.wiper = EVICTED, prior
+            else:
+                rec.reason = FIRST_TOUCH
+        elif dcat == UNK:
+            rec.cycles += self.levels[sl].miss_penalty
+            rec.reason = UNKNOWN
+        elif own is not None and own in runs.open and runs.open[own] is not open_before.get(own):
+            # this access opened a run: the run's misses are charged here
+            w = lost.get(("s", own))
+            rec.reason, rec.wiper = (SYM_LOST, w) if w is not None else (SYM_FIRST, None)
+            if runs.ranged and ins.addr in runs.ranged:
+                rec.reason = SYM_RANGE
+        return dpen, dcat, drange
 
     def _fetch(self, key: tuple[Context, int], k: int, penalty: int, lines: tuple[int, ...],
                must: list[MustCache], may: list[MayCache], first_misses: list[FirstMiss]) -> tuple[int, str]:
@@ -1069,7 +1304,8 @@ class _Analysis:
                 # charged per iteration and per entry of its loop; as a
                 # possible refill in a set not known here, it removes every
                 # other guarantee
-                dcat = WALK if self.walk(*self.block_walk[key]) is not None else COPY
+                lk = self.block_walk[key]
+                dcat = WALK if self.walk(*lk) is not None else OBJ if OBJECT_LOOPS and self._objloops.get(lk) else COPY
                 runs.refill_elsewhere()
                 must[k] = must[k].access_unknown(None)
                 may[k] = may[k].access_unknown(None)
@@ -1084,7 +1320,7 @@ class _Analysis:
                         must[k] = must[k].access_unknown(None)
                 else:
                     dcat = SYM
-                    must[k] = must[k].access_unknown(None)
+                    must[k] = must[k].access_unknown(self.sets_of((key[0], base), lo, hi) if self.placed else None)
                     may[k] = may[k].access_unknown(None)
                 continue
             lines = acc.lines[k]
@@ -1109,7 +1345,8 @@ class _Analysis:
             if k == self.sym_level:
                 dcat = cat
                 if cat != AH:              # a refill in a set symbolic lines may share
-                    runs.refill_elsewhere()
+                    runs.refill_elsewhere(None if lines is None or not self.placed
+                                          else frozenset(ln % lv.config.sets for ln in lines))
         if acc.sym is not None:
             return miss, dcat, acc.brange
         if acc.device == "may":
@@ -1241,7 +1478,7 @@ class _Analysis:
         bound = getattr(self.value_info, "loop_bound", None)
         for ctx, f in self.ctx_func.items():
             for lp in self.loops_of(f).loops:
-                ok = self.walk(ctx, lp.header) is not None
+                ok = self.walk(ctx, lp.header) is not None or OBJECT_LOOPS and self.object_loop(ctx, lp.header) is not None
                 if not ok and lv.miss_penalty == m + w and bound is not None:
                     s = self.copy(ctx, lp.header)
                     if s is not None:
@@ -1260,13 +1497,15 @@ class _Analysis:
         self.compute_persistence()
         instate = self.fixpoint()
         init = self.initial_state()
-        bc = BlockCosts(self.m, self.entry)
+        bc = BlockCosts(self.m, self.entry, census_on=self.census)
         first: dict[LoopKey, set[tuple[int, int]]] = defaultdict(set)
         for i, key in enumerate(self.nodes):
             # unreachable in the supergraph (e.g. after a noreturn call): costed from the entry state
             res = self.transfer(key, instate[i] or init, record=True)
             bc.costs[key] = res.cycles
             bc.classes[key] = res.classes
+            if res.census:
+                bc.census[key] = res.census
             for fm in res.first_misses:
                 first[fm.loop].add((fm.level, fm.line))
         for lk, lines in first.items():
@@ -1350,6 +1589,11 @@ def _persistent(lines: set[int], sets: int, ways: int) -> set[int]:
     return out
 
 
+def _iv_lines(iv, line: int) -> int:
+    """Lines that symbolic intervals guarantee, at least (for the census)."""
+    return sum(max(1, (b - a) // line) for a, b in iv)
+
+
 def _age_by(c: MustCache, touched: set[int], unknown: bool) -> MustCache:
     """Age every line by the number of distinct other lines of its set in
     ``touched`` (the lines a loop may access); ``unknown``: anything."""
@@ -1377,25 +1621,39 @@ class _Runs:
     events that may evict its lines; its misses are counted at its end by
     ``cache.run_misses`` over every alignment of the base."""
 
-    def __init__(self, state, line: int, span: int, family=None, alignment=None) -> None:
+    def __init__(self, state, line: int, span: int, family=None, alignment=None, sets_of=None) -> None:
         self.state: dict[Any, tuple] = dict(state)
+        # base, lo, hi -> the sets those bytes may lie in (None: any)
+        self.sets_of = sets_of
         self.line = line
         self.span = span
         self.family = family or (lambda base: None)
         self.alignment = alignment or (lambda base: None)
         self.open: dict[Any, tuple[tuple, list[tuple[int, int]]]] = {}   # base -> (intervals at start, accesses)
         self.misses = 0
+        # The miss census (``analyse(census=True)``): the access being
+        # analysed, the access that opened each run, misses per opener.
+        self.cur = 0
+        self.owner: dict[Any, int] = {}
+        self.charged: dict[int, int] | None = None
+        self.ranged: set[int] | None = None
 
     def _close(self, base) -> None:
         run = self.open.pop(base, None)
         if run is not None:
-            self.misses += symlines.run_misses(run[0], run[1], self.line, self.alignment(base))
+            n = symlines.run_misses(run[0], run[1], self.line, self.alignment(base))
+            self.misses += n
+            if self.charged is not None:
+                self.charged[self.owner.get(base, 0)] += n
 
-    def kill(self, pred) -> None:
-        """Forget the bases ``pred`` selects (their value was redefined)."""
+    def kill(self, pred, lost: dict | None = None) -> None:
+        """Forget the bases ``pred`` selects (their value was redefined);
+        the census forgets what they lost, too (a new value)."""
         for base in [k for k in set(self.state) | set(self.open) if pred(k)]:
             self._close(base)
             self.state.pop(base, None)
+            if lost:
+                lost.pop(("s", base), None)
 
     def _same_object(self, fx, lo: int, hi: int, other, oiv: tuple) -> tuple:
         """The intervals of ``other`` that a refill by an access ``[lo, hi)``
@@ -1410,11 +1668,35 @@ class _Runs:
         ylo, yhi = fy[1]
         return oiv if max(xhi, yhi) - min(xlo, ylo) <= self.span else ()
 
-    def refill_elsewhere(self) -> None:
-        """A refill that may fall into any set: every symbolic line may go."""
-        for base in list(self.open):
-            self._close(base)
-        self.state.clear()
+    def _outside(self, base, iv: tuple, sets: frozenset[int] | None) -> tuple:
+        """The intervals of ``base`` whose lines lie in none of ``sets``
+        (a refill there cannot evict them)."""
+        if sets is None or self.sets_of is None or not iv:
+            return ()
+        out = []
+        for a, b in iv:
+            mine = self.sets_of(base, a, b)
+            if mine is not None and not (mine & sets):
+                out.append((a, b))
+        return tuple(out)
+
+    def refill_elsewhere(self, sets: frozenset[int] | None = None) -> None:
+        """A refill that may fall into any of ``sets`` (None: any set):
+        every symbolic line that may lie there may go."""
+        if sets is None or self.sets_of is None:
+            for base in list(self.open):
+                self._close(base)
+            self.state.clear()
+            return
+        for base in set(self.open) | set(self.state):
+            iv = self.state.get(base, ())
+            keep = self._outside(base, iv, sets)
+            if keep != iv or not iv:
+                self._close(base)
+            if keep:
+                self.state[base] = keep
+            else:
+                self.state.pop(base, None)
 
     def access(self, base, lo: int, hi: int, width: int) -> bool:
         """An access to ``[lo, hi)`` from ``base``; True if it surely hits."""
@@ -1428,11 +1710,17 @@ class _Runs:
         # lie within a way's span of that object.
         fx = self.family(base)
         kept: dict[Any, tuple] = {}
+        mine = self.sets_of(base, lo, hi) if self.sets_of is not None else None
         for other in set(self.open) | set(self.state):
             if other == base:
                 continue
             oiv = self.state.get(other, ())
             okeep = self._same_object(fx, lo, hi, other, oiv) if fx is not None and oiv else ()
+            if mine is not None and oiv and okeep != oiv:
+                # lines of another base placed in other sets than this access's
+                also = self._outside(other, oiv, mine)
+                if also:
+                    okeep = tuple(x for x in oiv if x in okeep or x in also)
             if okeep != oiv or not oiv:
                 self._close(other)
             if okeep:
@@ -1446,6 +1734,7 @@ class _Runs:
         run = self.open.get(base)
         if run is None:
             run = self.open[base] = (keep, [])
+            self.owner[base] = self.cur
         if exact:
             run[1].append((lo, width))
             al = self.alignment(base)
@@ -1457,6 +1746,11 @@ class _Runs:
             self.state[base] = symlines.add_interval(keep, lo, hi, self.line)
         else:
             self.misses += 1           # some line of a range: one miss, nothing guaranteed
+            if self.charged is not None:
+                self.charged[self.cur] += 1
+                if self.ranged is None:
+                    self.ranged = set()
+                self.ranged.add(self.cur)
         return False
 
     def finish(self) -> int:
@@ -1648,14 +1942,18 @@ def _dwarf_members(image: Any) -> dict[str, tuple[int, str]] | None:
 
 def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any = None,
             entry_state: str = "auto", symbolic: bool = True,
-            objects: ObjectFacts | dict[int, dict[int, tuple[int, int]]] | None = None) -> BlockCosts:
+            objects: ObjectFacts | dict[int, dict[int, tuple[int, int]]] | None = None,
+            census: bool = False) -> BlockCosts:
     """Block costs (cycles per execution of each block in each context) and
     first-miss penalties per loop entry, for the analysis of ``entry``.
 
     ``entry_state``: ``"idle"`` (empty pipeline, as a called function in the
     replay), ``"trap"`` (a trap handler: a divide of the interrupted code may
     still be running, its stores may still be buffered) or ``"auto"``
-    (``trap`` when the unit ends in ``sret``/``mret``)."""
+    (``trap`` when the unit ends in ``sret``/``mret``).
+
+    ``census``: also record, per data access, the misses charged for it and
+    why (``BlockCosts.census``, ``MissRecord``); the costs are the same."""
     # The fixpoint allocates millions of short-lived states while holding a
     # large graph of long-lived ones: with
     # the default thresholds the collector rescans the survivors every few
@@ -1663,6 +1961,6 @@ def analyse(program: Program, entry: str, model: ProcessorModel, value_info: Any
     thresholds = gc.get_threshold()
     gc.set_threshold(100_000, *thresholds[1:])
     try:
-        return _Analysis(program, entry, model, value_info, entry_state, symbolic, objects).run()
+        return _Analysis(program, entry, model, value_info, entry_state, symbolic, objects, census).run()
     finally:
         gc.set_threshold(*thresholds)

@@ -13,7 +13,8 @@ JSON (``--json OUT``)::
                   "stats": {...},
                   "infeasible_paths": {"bound_before", "bound_after", "iterations",
                                        "seconds", "stopped", "facts": [{"kind", "text",
-                                       "sources", "terms"}]} | null}],
+                                       "sources", "terms"}]} | null,
+                  "misses": {...} | null}],   # with --misses: see ``miss_census``
      "interrupt_response": {...} | null}
 
 HTML (``--html OUT``): per entry, the annotated disassembly of every function
@@ -43,6 +44,100 @@ def _loop_rows(er: EntryResult, an: Analysis) -> list[dict]:
     return out
 
 
+def _function_at(an: Analysis, addr: int) -> str:
+    sa = an.image.symbol_at(addr)
+    return "?" if sa is None else sa[0]
+
+
+def miss_census(er: EntryResult, an: Analysis, top: int = 15) -> dict | None:
+    """The data-cache misses charged on an entry's worst path (the blocks
+    the ILP solution executes, weighted by their counts), from the census of
+    the cache analysis (``driver.run(census=True)``): totals per reason, the
+    accesses charged most, and the accesses whose possible refills removed
+    the most guarantees (lines wiped, and the later misses on those lines)."""
+    costs = er.costs
+    if costs is None or not costs.census_on:
+        return None
+    lv = next(lv for lv in costs.model.caches if lv.serves == "data")
+    pen = lv.miss_penalty
+    reasons: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    accesses: dict[int, dict] = {}
+    wipers: dict[int, dict] = {}
+
+    def wiper_row(addr: int, kind: str) -> dict:
+        w = wipers.get(addr)
+        if w is None:
+            w = wipers[addr] = {"addr": f"{addr:#x}", "function": _function_at(an, addr),
+                                "source": an.image.source_of(addr), "kind": kind,
+                                "lines_wiped": 0, "misses_caused": 0.0}
+        return w
+
+    total = 0
+    for key, n in er.result.counts.items():
+        if n <= 0:
+            continue
+        for rec in costs.census.get(key, ()):
+            if rec.cycles:
+                reason = rec.reason or "?"
+                reasons[reason][0] += n * rec.cycles / pen
+                reasons[reason][1] += n * rec.cycles
+                total += n * rec.cycles
+                a = accesses.get(rec.addr)
+                if a is None:
+                    a = accesses[rec.addr] = {"addr": f"{rec.addr:#x}",
+                                              "function": _function_at(an, rec.addr),
+                                              "source": an.image.source_of(rec.addr), "reasons": {},
+                                              "executions": 0, "misses": 0.0, "cycles": 0}
+                a["executions"] += n
+                a["misses"] += n * rec.cycles / pen
+                a["cycles"] += n * rec.cycles
+                a["reasons"][reason] = a["reasons"].get(reason, 0) + n * rec.cycles
+                if rec.wiper is not None:
+                    wiper_row(*rec.wiper)["misses_caused"] += n * rec.cycles / pen
+            if rec.wiped:
+                wiper_row(rec.addr, rec.kind)["lines_wiped"] += n * rec.wiped
+    for a in accesses.values():
+        a["misses"] = round(a["misses"], 1)
+        a["reasons"] = dict(sorted(a["reasons"].items(), key=lambda kv: -kv[1]))
+    for w in wipers.values():
+        w["misses_caused"] = round(w["misses_caused"], 1)
+    return {"miss_penalty": pen, "cycles": total, "misses": round(total / pen, 1),
+            "loop_entry_cycles": er.result.loop_penalties,
+            "by_reason": {k: {"misses": round(v[0], 1), "cycles": v[1]}
+                          for k, v in sorted(reasons.items(), key=lambda kv: -kv[1][1])},
+            "accesses": sorted(accesses.values(), key=lambda a: -a["cycles"])[:top],
+            "wipers": sorted(wipers.values(), key=lambda w: (-w["misses_caused"], -w["lines_wiped"]))[:top]}
+
+
+def print_census(an: Analysis, console: Console, top: int = 15) -> None:
+    """The ``--misses`` tables of every entry."""
+    for er in an.results:
+        c = miss_census(er, an, top)
+        if c is None:
+            continue
+        t = Table(title=f"{er.name}: data-cache misses on the worst path by reason "
+                        f"({c['misses']:,} misses, {c['cycles']:,} cycles of {er.bound:,})")
+        for col in ("reason", "misses", "cycles"):
+            t.add_column(col, justify="left" if col == "reason" else "right")
+        for k, v in c["by_reason"].items():
+            t.add_row(k, f"{v['misses']:,}", f"{v['cycles']:,}")
+        console.print(t)
+        t = Table(title=f"{er.name}: accesses charged the most")
+        for col in ("function", "source", "addr", "execs", "misses", "cycles", "reason"):
+            t.add_column(col, justify="right" if col in ("execs", "misses", "cycles") else "left")
+        for a in c["accesses"]:
+            t.add_row(a["function"], a["source"], a["addr"], f"{a['executions']:,}", f"{a['misses']:,}",
+                      f"{a['cycles']:,}", next(iter(a["reasons"]), ""))
+        console.print(t)
+        t = Table(title=f"{er.name}: accesses whose possible refills removed the most guarantees")
+        for col in ("function", "source", "addr", "kind", "lines wiped", "later misses"):
+            t.add_column(col, justify="right" if col in ("lines wiped", "later misses") else "left")
+        for w in c["wipers"]:
+            t.add_row(w["function"], w["source"], w["addr"], w["kind"], f"{w['lines_wiped']:,}",
+                      f"{w['misses_caused']:,}")
+        console.print(t)
+
+
 def to_json(an: Analysis) -> dict:
     entries = []
     for er in an.results:
@@ -59,6 +154,7 @@ def to_json(an: Analysis) -> dict:
             "stats": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.stats.items()}
                      | {"seconds": round(er.seconds, 3)},
             "infeasible_paths": er.refinement.as_dict() if er.refinement is not None else None,
+            "misses": miss_census(er, an),
         })
     return {"elf": an.image.path, "model": an.model_name, "analysis_seconds": round(an.seconds, 3),
             "annotation_files": an.annotations.paths, "warnings": an.warnings, "entries": entries,
