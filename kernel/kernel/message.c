@@ -39,10 +39,17 @@ void reply_success(struct tcb *t, word_t n)
 
 void reply_error(struct tcb *t, struct syscall_error e)
 {
-    for (word_t i = 0; i < syscall_error_length; i++)
+    /* Read once into a local: set_mr's stores could alias the global as far
+     * as the compiler knows, and a bound re-read in every iteration is one
+     * the WCET analysis cannot see. The error writers never exceed the
+     * maximum; the clamp states it in the code. */
+    word_t n = syscall_error_length;
+    if (n > SYSCALL_ERROR_MAX_WORDS)
+        n = SYSCALL_ERROR_MAX_WORDS;
+    for (word_t i = 0; i < n; i++)
         set_mr(t, i, syscall_error_words[i]);
     t->ctx.x[REG_A0] = 0;
-    t->ctx.x[REG_A1] = msginfo_new(e.code, 0, 0, clamp_length(t, syscall_error_length));
+    t->ctx.x[REG_A1] = msginfo_new(e.code, 0, 0, clamp_length(t, n));
 }
 
 struct syscall_error failed_lookup_error(bool source, const struct lookup_failure *f)

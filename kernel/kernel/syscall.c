@@ -151,12 +151,16 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
     inv.caller = t;
     inv.label = msginfo_label(info);
     inv.length = msginfo_length(info);
-    inv.n_extra = msginfo_extra_caps(info);
+    /* The extra-cap count lives in a local: inv's address is taken, so a
+     * count kept only in inv would be reloaded after every lookup call and
+     * the two loops below would lose their visible bound (at most
+     * MSG_MAX_EXTRA_CAPS, from the message info's two bits). */
+    word_t n_extra = msginfo_extra_caps(info);
     word_t *buf = NULL;
-    if (inv.n_extra != 0 || inv.length > NUM_MSG_REGISTERS) {
+    if (n_extra != 0 || inv.length > NUM_MSG_REGISTERS) {
         buf = ipc_buffer_kptr(t);
         if (!buf) {
-            inv.n_extra = 0;
+            n_extra = 0;
             if (inv.length > NUM_MSG_REGISTERS)
                 inv.length = NUM_MSG_REGISTERS;
         }
@@ -164,7 +168,8 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
     /* Extra caps are looked up before decoding, as seL4 does: a failed
      * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
      * on as a null cap for the decoder to reject. */
-    for (word_t i = 0; i < inv.n_extra; i++) {
+    inv.n_extra = n_extra;
+    for (word_t i = 0; i < n_extra; i++) {
         cptr_t extra = buf[BUF_CAPS + i]; /* caps_or_badges[i] */
         cte_t *s = lookup_slot(t, extra);
         if (!s) {
@@ -189,7 +194,7 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
             reply_success(t, 0);
         return true;
     }
-    for (word_t i = inv.n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
+    for (word_t i = n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
         inv.extra_slot[i] = NULL;
         inv.extra[i] = cap_null();
     }
