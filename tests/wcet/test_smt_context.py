@@ -8,29 +8,23 @@ whole-kernel analysis and were bounded when analysed alone.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import z3
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXED = ROOT / "tests" / "wcet" / "fixtures" / "kernel-4a409ff-release.elf"
+from wcet_helpers import fixed_kernel_program, loop_of
+
 
 pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
 
 @pytest.fixture(scope="module")
 def fixed_program():
-    from kairos.wcet.cfg import build_program
-    from kairos.wcet.elfimage import ElfImage
-    return build_program(ElfImage(str(FIXED)), ["trap_entry"], noreturn=["kernel_panic"])
+    return fixed_kernel_program()
 
 
 def _query(program, func: str, index: int):
     from kairos.wcet.bounds import BoundAnalysis
-    from kairos.wcet.loops import find_loops
-    fo = find_loops(program.function(func))
-    lp = sorted(fo.loops, key=lambda x: x.header)[index]
+    fo, lp = loop_of(program, func, index)
     q, _key = BoundAnalysis(program)._smt_query(fo, lp)
     return q
 

@@ -17,9 +17,10 @@ import pytest
 from kairos.cli import main
 from kairos.wcet import annotations as annmod
 from kairos.wcet.errors import WcetError
+from wcet_helpers import FIXED_KERNEL, fixed_kernel_program, loop_of as _loop
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXED = ROOT / "tests" / "wcet" / "fixtures" / "kernel-4a409ff-release.elf"
+FIXED = FIXED_KERNEL
 KERNEL_ANN = ROOT / "kernel" / "wcet-annotations.toml"
 
 
@@ -28,15 +29,7 @@ pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
 @pytest.fixture(scope="module")
 def fixed_program():
-    from kairos.wcet.cfg import build_program
-    from kairos.wcet.elfimage import ElfImage
-    return build_program(ElfImage(str(FIXED)), ["trap_entry"], noreturn=["kernel_panic"])
-
-
-def _loop(program, func: str, index: int):
-    from kairos.wcet.loops import find_loops
-    fo = find_loops(program.function(func))
-    return fo, sorted(fo.loops, key=lambda lp: lp.header)[index]
+    return fixed_kernel_program()
 
 
 def test_solver_bounds_the_clamped_copy_loops_exactly(fixed_program) -> None:

@@ -66,3 +66,22 @@ def function_cost(an, res, name: str, entry: str = "run") -> int:
     f = an.program.function(name)
     return sum(res.costs.cost(ctx, b) for ctx, g in an.program.contexts(entry) if g.entry == f.entry
                for b in g.blocks)
+
+
+# The kept release kernel of 4a409ff (tests/wcet/fixtures): the solver tests'
+# binary, whose loops do not change when the kernel moves on.
+FIXED_KERNEL = Path(__file__).resolve().parent / "fixtures" / "kernel-4a409ff-release.elf"
+
+
+def fixed_kernel_program():
+    """The fixed kernel's program from trap_entry, kernel_panic not returning."""
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    return build_program(ElfImage(str(FIXED_KERNEL)), ["trap_entry"], noreturn=["kernel_panic"])
+
+
+def loop_of(program, func: str, index: int):
+    """(function's loops, its index-th loop by header address)."""
+    from kairos.wcet.loops import find_loops
+    fo = find_loops(program.function(func))
+    return fo, sorted(fo.loops, key=lambda lp: lp.header)[index]
