@@ -19,7 +19,7 @@ import pytest
 import progbuild
 from wcetprogs import make_built
 
-MODELS = ["u54", "u54-lru"]
+MODELS = ["u54", "u54-lru", "u54-l2lim"]
 # Single-path entries whose every data address is statically known.
 TIGHT = {"crc:crc_bitwise", "matmul:matmul", "nested:nested_sum", "nested:stencil", "calls:chain_main"}
 KNOWN_LOOSE: dict[str, str] = {}  # entry id -> reason (strict xfail while the reason holds)

@@ -20,7 +20,7 @@ def register(sub) -> None:
                    help="annotation file (TOML; repeatable): loop bounds, parameters, preemption points")
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="system parameter declared in an annotation file (repeatable)")
-    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, simple)")
+    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, u54-l2lim, simple)")
     p.add_argument("--entry", "-e", default="trap_entry", help="kernel entry symbol (default trap_entry)")
     p.add_argument("--context-budget", type=int, default=None, metavar="N",
                    help="call contexts before the most multiplying functions are shared (default 4000)")

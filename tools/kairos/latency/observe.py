@@ -79,7 +79,7 @@ def observe(kernel: str, roottask: str, result: LatencyResult, count: int = 5000
     from kairos.wcet.sim import replay
 
     if result.model == "simple":
-        raise WcetError("--observe replays through a processor model: use --model u54 (or u54-lru)")
+        raise WcetError("--observe replays through a processor model: use --model u54 (or u54-lru, u54-l2lim)")
     m = modelmod.get_preset(result.model)
     calls, branches = _poll_calls(kernel, result.entry, result.polls)
     image = ElfImage(kernel)

@@ -168,7 +168,7 @@ def register_analyze(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                         "with this system's loop bounds, cached under build/<flavour>/analysis)")
     p.add_argument("--kernel", help="the kernel ELF to analyse (default: build/<flavour>/kernel.elf)")
     p.add_argument("--flavour", default="debug", choices=["debug", "check", "release"])
-    p.add_argument("--model", default="simple", choices=["simple", "u54", "u54-lru"],
+    p.add_argument("--model", default="simple", choices=["simple", "u54", "u54-lru", "u54-l2lim"],
                    help="processor model for kairos wcet (default simple: at least one cycle per instruction, "
                         "an upper bound of time on QEMU -icount; u54 for the SiFive U54)")
     p.add_argument("--cpu-mhz", type=float, default=1000.0,

@@ -222,7 +222,30 @@ _U54_LRU = replace(
     random_seeds=1,
 )
 
-PRESETS: dict[str, ProcessorModel] = {"u54": _U54, "u54-lru": _U54_LRU}
+# The FU540's L2-LIM (FU540-C000 manual §11.2.1: L2 ways not enabled as
+# cache are RAM at 0x0800_0000 - 0x081f_ffff, served with L2-hit timing and
+# no misses).  Everything below DRAM except that window stays a device.
+_L2LIM_RANGE = (0x0800_0000, 0x0820_0000)
+_KERNEL_WINDOW = 0xFFFF_FFC0_0000_0000
+
+_U54_L2LIM = replace(
+    _U54,
+    name="u54-l2lim",
+    description=("SiFive U54 on a platform whose memory is all served by the L2 without "
+                 "misses (the system in L2-LIM, at most 1.875 MiB, or DRAM lines locked in "
+                 "L2 ways by WayMask): as u54, but an L1 refill or write-back costs an "
+                 "assumed L2 hit (30 cycles); sound only for a system configured so"),
+    memory_latency=30,
+    writeback_latency=30,
+    device_ranges=(
+        (0x0, _L2LIM_RANGE[0]),
+        (_L2LIM_RANGE[1], 0x8000_0000),
+        (_KERNEL_WINDOW, _KERNEL_WINDOW + _L2LIM_RANGE[0]),
+        (_KERNEL_WINDOW + _L2LIM_RANGE[1], _KERNEL_WINDOW + 0x8000_0000),
+    ),
+)
+
+PRESETS: dict[str, ProcessorModel] = {"u54": _U54, "u54-lru": _U54_LRU, "u54-l2lim": _U54_L2LIM}
 
 _U54_SOURCES = {
     "sound": "random L1 replacement analysed via the MRU line only; see docs/processor-model.md",
@@ -266,6 +289,17 @@ PARAM_SOURCES: dict[str, dict[str, str]] = {
                 "sound": "IDEALISED: true LRU is not what the silicon implements",
                 "icache": "as u54 but true LRU (idealised, not sound for silicon)",
                 "dcache": "as u54 but true LRU (idealised, not sound for silicon)"},
+    "u54-l2lim": {**_U54_SOURCES,
+                  "sound": "sound for a system whose memory is all in L2-LIM or in locked L2 ways "
+                           "(FU540 manual §11.2.1-11.2.2); L1s analysed as for u54",
+                  "memory_latency": "(assumed) an L2 hit: not published for FU540/PolarFire; "
+                                    "about 10 cycles refill-to-completion reported for a Rocket "
+                                    "L2 (Chipyard), taken x3 as margin; to be measured",
+                  "writeback_latency": "(assumed) the dirty victim goes to the L2 before the "
+                                       "refill (Rocket ordering, unverified): one more L2 access",
+                  "device_ranges": "FU540 memory map below DRAM minus the L2-LIM window "
+                                   "0x0800_0000-0x081f_ffff (§11.2.1), and its image in the "
+                                   "Kairos kernel window"},
 }
 
 DEFAULT_PRESET = "u54"
