@@ -85,15 +85,105 @@
   }
 */
 
+/* The model's side of an insertion, on its own: t goes in at k, the
+ * members from k on move up one. Given the priorities around k (those
+ * before at least t's, those from k on below it), the members stay valid,
+ * distinct and in order. */
+/*@ ghost
+  /@ requires \valid(q) && tq_n + 1 < TQ_MODEL_CAP && k <= tq_n;
+     requires tq_members(q) && tq_distinct && tq_sorted;
+     requires tq_thread(q, t) && tq_outside(t);
+     requires \forall integer i; 0 <= i < k ==> tq_m[i]->priority >= t->priority;
+     requires \forall integer i; k <= i < tq_n ==> tq_m[i]->priority < t->priority;
+     assigns tq_m[k .. tq_n], tq_n, tq_pos;
+     ensures tq_n == \old(tq_n) + 1 && tq_pos == k && tq_m[k] == t;
+     ensures \forall integer j; 0 <= j < k ==> tq_m[j] == \old(tq_m[j]);
+     ensures \forall integer j; k < j < tq_n ==> tq_m[j] == \old(tq_m[j - 1]);
+     ensures tq_members(q) && tq_distinct && tq_sorted; @/
+  void tq_model_insert(struct thread_queue *q, struct tcb *t, unsigned k)
+  {
+      unsigned i = tq_n;
+      /@ loop invariant k <= i <= tq_n;
+         loop invariant \forall integer j; 0 <= j < i ==> tq_m[j] == \at(tq_m[j], Pre);
+         loop invariant \forall integer j; i < j <= tq_n ==> tq_m[j] == \at(tq_m[j - 1], Pre);
+         loop assigns i, tq_m[k + 1 .. tq_n];
+         loop variant i; @/
+      while (i > k) {
+          tq_m[i] = tq_m[i - 1];
+          i--;
+      }
+      tq_m[k] = t;
+      tq_n++;
+      tq_pos = k;
+  }
+*/
+
+/* The links of a model with a member at k whose links were checked apart
+ * from the rest (insertion): the four cases around k make tq_links. A
+ * function of its own so that its goal has no more than these facts (in
+ * tqueue_insert's context the provers did not find the case split). */
+/*@ ghost
+  /@ requires k < tq_n;
+     requires \forall integer i; 0 <= i && i + 1 < k ==> tq_m[i]->queue_next == tq_m[i + 1];
+     requires 0 < k ==> tq_m[k - 1]->queue_next == tq_m[k];
+     requires k + 1 < tq_n ==> tq_m[k]->queue_next == tq_m[k + 1];
+     requires \forall integer i; k < i < tq_n - 1 ==> tq_m[i]->queue_next == tq_m[i + 1];
+     requires \forall integer i; 0 < i < k ==> tq_m[i]->queue_prev == tq_m[i - 1];
+     requires 0 < k ==> tq_m[k]->queue_prev == tq_m[k - 1];
+     requires k + 1 < tq_n ==> tq_m[k + 1]->queue_prev == tq_m[k];
+     requires \forall integer i; k + 1 < i < tq_n ==> tq_m[i]->queue_prev == tq_m[i - 1];
+     assigns \nothing;
+     ensures \forall integer i; 0 <= i < tq_n - 1 ==> tq_m[i]->queue_next == tq_m[i + 1];
+     ensures \forall integer i; 0 < i < tq_n ==> tq_m[i]->queue_prev == tq_m[i - 1]; @/
+  void tq_links_join(unsigned k)
+  {
+      /@ assert \forall integer i; 0 < i <= k ==> tq_m[i]->queue_prev == tq_m[i - 1]; @/
+      /@ assert \forall integer i; k < i < tq_n ==> tq_m[i]->queue_prev == tq_m[i - 1]; @/
+  }
+*/
+
+/*@ requires tq_list(q) && tq_sorted && tq_n + 1 < TQ_MODEL_CAP;
+    requires tq_thread(q, t) && tq_outside(t);
+    assigns q->head, q->tail, t->queue_next, t->queue_prev,
+            tq_m[0 .. tq_n - 1]->queue_next, tq_m[0 .. tq_n - 1]->queue_prev,
+            tq_m[0 .. tq_n], tq_n, tq_pos;
+    ensures tq_n == \old(tq_n) + 1 && tq_pos < tq_n && tq_m[tq_pos] == t;
+    ensures tq_list(q);
+    ensures tq_sorted;
+    // Where t goes: behind every member of its priority or higher (FIFO
+    // among equals), before every member of lower priority; the others
+    // keep their order.
+    ensures \forall integer i; 0 <= i < tq_pos ==> tq_m[i] == \old(tq_m[i]) &&
+                tq_m[i]->priority >= t->priority;
+    ensures \forall integer i; tq_pos < i < tq_n ==> tq_m[i] == \old(tq_m[i - 1]) &&
+                tq_m[i]->priority < t->priority; */
 void tqueue_insert(struct thread_queue *q, struct tcb *t)
 {
     /* Find the last queued thread of priority >= t's, walking from the
      * tail: FIFO among equals, and O(1) when t has the lowest priority.
-     * Bounded by the queue length (queue.h). */
+     * Bounded by the queue length (queue.h): the walk's variant k, the
+     * place behind `before`, starts at the queue's length and drops by one
+     * per step (proved). */
     struct tcb *before = q->tail;
-    while (before && before->priority < t->priority)
+    /*@ ghost unsigned k = tq_n; */
+    /*@ loop invariant 0 <= k <= tq_n;
+        loop invariant k == 0 ==> before == \null;
+        loop invariant k > 0 ==> before == tq_m[k - 1];
+        loop invariant \forall integer i; k <= i < tq_n ==> tq_m[i]->priority < t->priority;
+        loop assigns before, k;
+        loop variant k; */
+    while (before && before->priority < t->priority) {
         before = before->queue_prev;
+        /*@ ghost k--; */
+    }
     struct tcb *after = before ? before->queue_next : q->head;
+    /*@ assert after_k: k < tq_n ==> after == tq_m[k]; */
+    /*@ assert after_end: k == tq_n ==> after == \null; */
+    /*@ assert prio_before: \forall integer i; 0 <= i < k ==> tq_m[i]->priority >= t->priority; */
+    /*@ assert apart_after: k < tq_n ==>
+            \forall integer j; 0 <= j < tq_n && j != k ==> \base_addr(tq_m[j]) != \base_addr(tq_m[k]); */
+    /*@ assert apart_before: k > 0 ==>
+            \forall integer j; 0 <= j < tq_n && j != k - 1 ==> \base_addr(tq_m[j]) != \base_addr(tq_m[k - 1]); */
     t->queue_prev = before;
     t->queue_next = after;
     if (before)
@@ -104,6 +194,34 @@ void tqueue_insert(struct thread_queue *q, struct tcb *t)
         after->queue_prev = t;
     else
         q->tail = t;
+    /* The heap against the old model: every link but the two next to k is
+     * as it was, and those two point at t. */
+    /*@ assert kept_next: \forall integer j; 0 <= j < tq_n - 1 && j != k - 1 ==>
+            tq_m[j]->queue_next == tq_m[j + 1]; */
+    /*@ assert kept_prev: \forall integer j; 0 < j < tq_n && j != k ==>
+            tq_m[j]->queue_prev == tq_m[j - 1]; */
+    /*@ assert into_t: k > 0 ==> tq_m[k - 1]->queue_next == t; */
+    /*@ assert back_t: k < tq_n ==> tq_m[k]->queue_prev == t; */
+    /*@ assert t_prev: (k > 0 ==> t->queue_prev == tq_m[k - 1]) && (k == 0 ==> t->queue_prev == \null); */
+    /*@ assert t_next: (k < tq_n ==> t->queue_next == tq_m[k]) && (k == tq_n ==> t->queue_next == \null); */
+    /*@ assert old_head: k > 0 ==> q->head == tq_m[0] && tq_m[0]->queue_prev == \null; */
+    /*@ assert new_head: k == 0 ==> q->head == t; */
+    /*@ assert old_tail: k < tq_n ==> q->tail == tq_m[tq_n - 1] && tq_m[tq_n - 1]->queue_next == \null; */
+    /*@ assert new_tail: k == tq_n ==> q->tail == t; */
+    /*@ ghost tq_model_insert(q, t, k); */
+    /* The links against the new model (t at k). */
+    /*@ assert next_below: \forall integer i; 0 <= i && i + 1 < k ==> tq_m[i]->queue_next == tq_m[i + 1]; */
+    /*@ assert next_into: 0 < k ==> tq_m[k - 1]->queue_next == tq_m[k]; */
+    /*@ assert next_out: k + 1 < tq_n ==> tq_m[k]->queue_next == tq_m[k + 1]; */
+    /*@ assert next_above: \forall integer i; k < i < tq_n - 1 ==> tq_m[i]->queue_next == tq_m[i + 1]; */
+    /*@ assert prev_below: \forall integer i; 0 < i < k ==> tq_m[i]->queue_prev == tq_m[i - 1]; */
+    /*@ assert prev_at: 0 < k ==> tq_m[k]->queue_prev == tq_m[k - 1]; */
+    /*@ assert prev_after: k + 1 < tq_n ==> tq_m[k + 1]->queue_prev == tq_m[k]; */
+    /*@ assert prev_above: \forall integer i; k + 1 < i < tq_n ==> tq_m[i]->queue_prev == tq_m[i - 1]; */
+    /*@ assert ends_head: q->head == tq_m[0] && tq_m[0]->queue_prev == \null; */
+    /*@ assert ends_tail: q->tail == tq_m[tq_n - 1] && tq_m[tq_n - 1]->queue_next == \null; */
+    /*@ ghost tq_links_join(k); */
+    /*@ assert ends: tq_ends(q); */
 }
 
 /*@ requires tq_list(q) && tq_sorted_but(tq_pos);
