@@ -39,7 +39,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
-    assert {"refill", "ready", "tqueue", "release"} <= set(sets)
+    assert {"refill", "ready", "tqueue", "tqueue-insert", "release"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
@@ -99,6 +99,18 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("tqueue", "kernel/queue.c", "tqueue_remove",
      "        q->tail = t->queue_prev;",
      "        q->tail = t->queue_next;"),
+    # insertion walks past the threads of its own priority too: t goes in
+    # front of them, not behind (FIFO among equals broken; the order
+    # postcondition fails)
+    ("tqueue-insert", "kernel/queue.c", "tqueue_insert",
+     "    while (before && before->priority < t->priority) {",
+     "    while (before && before->priority <= t->priority) {"),
+    # insertion leaves its successor's back link pointing at t's predecessor
+    # (the list's prev links fail)
+    ("tqueue-insert", "kernel/queue.c", "tqueue_insert",
+     "    if (after)\n        after->queue_prev = t;\n    else\n        q->tail = t;",
+     "    if (!after)\n        q->tail = t;",
+     "link"),
     # a sink goes one level further down when the hole's first child is the
     # slot just past the heap: it reads that slot's stale entry as a child
     # and writes its SC (the present-children count n is 0 and the entry
@@ -121,7 +133,8 @@ MUTATIONS: list[tuple[str, ...]] = [
 # and these take 37 s to 573 s each. The small-head merge's minimum-budget
 # mutant proves the same function as the mutant it replaced in CI.
 CAMPAIGN_MUTANTS = {"refill-merge_overlapping", "refill-round_robin_charge",
-                    "refill-round_robin_charge-min-budget", "release-take_out"}
+                    "refill-round_robin_charge-min-budget", "release-take_out",
+                    "tqueue-insert-tqueue_insert-link"}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:
