@@ -112,8 +112,12 @@ class Effort:
         before = smtloops.rlimit_used(solver)
         solver.set("rlimit", grant)
         r = solver.check(*assumptions)
-        self.left -= max(1, smtloops.rlimit_used(solver) - before)
-        if r == z3.unknown and "resource" not in solver.reason_unknown():
+        used = smtloops.rlimit_used(solver) - before
+        self.left -= max(1, used)
+        # z3 says "canceled" both for a spent grant and for the timeout: the
+        # units used tell them apart
+        if r == z3.unknown and (solver.reason_unknown() == "timeout"
+                                or (solver.reason_unknown() == "canceled" and used < grant)):
             raise WcetError(f"a solver check of the infeasible-path search stopped without an answer "
                             f"({solver.reason_unknown()}) before using its effort grant of {grant} units")
         return r
