@@ -272,3 +272,24 @@ def test_kernel_fixture_charge_once_fact() -> None:
         call = charge.blocks[found[0].block]
         assert prog.name_of(call.call_target) == "refill_budget_check"
         assert {prog.functions[fe].name for fe, _b, _n in found[0].setters} == setters
+
+
+def test_effort_check_answers_by_effort_or_fails_loudly() -> None:
+    """A check cut by its effort grant is ``unknown`` (the same on any
+    load); one the wall-clock hang guard stops raises instead of letting the
+    load decide the answer."""
+    import z3
+    from kairos.wcet.errors import WcetError
+    from kairos.wcet.infeasible import Effort
+
+    def hard(timeout_ms: int) -> z3.Solver:
+        x, y, z = z3.BitVecs("x y z", 64)
+        s = z3.Solver()
+        s.set("timeout", timeout_ms)
+        s.add(x * y * z == 0x123456789ABCDEF1, x > 1, y > 1, z > 1, x * x + y == z * 3 + 7)
+        return s
+    e = Effort(1.0)
+    assert e.check(hard(600_000), cap=20_000) == z3.unknown
+    assert 0 < e.used <= 20_000 + 1000
+    with pytest.raises(WcetError, match="stopped without an answer"):
+        Effort(1.0).check(hard(1))
