@@ -263,3 +263,64 @@ def test_stop_at_ends_the_path(elf: Path, tmp_path: Path) -> None:
     stopped = json.loads(out.read_text())["entries"][0]
     assert "heavy" not in stopped["per_function"]
     assert 0 < stopped["bound_cycles"] < full["bound_cycles"]
+
+
+STOP_SRC = r"""
+volatile int sink;
+int buf[64];
+
+__attribute__((noinline)) void shared_(void) { sink = 2; }
+
+__attribute__((noinline)) void report(int n)
+{
+    for (int i = 0; i < n; i++)
+        buf[i & 63] = sink;
+}
+
+__attribute__((noinline, noreturn)) void panic_(int n)
+{
+    report(n);
+    shared_();
+    for (;;)
+        sink = 3;
+}
+
+__attribute__((noinline)) int checked(int x)
+{
+    for (int i = 0; i < 8; i++) {
+        if (buf[i] == x)
+            panic_(x);
+        shared_();
+        buf[i] = x;
+    }
+    return 0;
+}
+
+int main(void) { return checked(sink); }
+"""
+
+
+def test_stop_functions_are_analysed_without_their_bodies(tmp_path: Path) -> None:
+    """With --stop-at, the stop function is one path-ending block and the
+    functions called only below it are not analysed (``report``'s loop has
+    no bound: the run needs none); a function also called elsewhere stays.
+    The bound is no larger than with the bodies (their lines no longer age
+    the loop around the call), and equal without the cache model."""
+    from kairos.wcet import driver
+    from kairos.wcet.cfg import Term, build_program
+    from kairos.wcet.elfimage import ElfImage
+    elf = build(tmp_path, "stop", STOP_SRC)
+    img = ElfImage(str(elf))
+    prog = build_program(img, ["checked"])
+    addr = {n: img.symbol(n).addr for n in ("report", "panic_", "shared_", "checked")}
+    assert addr["report"] in prog.functions
+    view = driver._without_stop_bodies(prog, [addr["panic_"]])
+    assert addr["report"] not in view.functions and addr["shared_"] in view.functions
+    stub = view.functions[addr["panic_"]]
+    assert [b.kind for b in stub.blocks.values()] == [Term.HALT] and not stub.calls
+    assert not list(view.callgraph.successors(addr["panic_"]))
+    assert prog.functions[addr["panic_"]].calls        # the program itself is unchanged
+    for model in ("u54", "simple"):
+        got = [driver.run(str(elf), ["checked"], model, stop_at=["panic_"], prune_stops=p).results[0].bound
+               for p in (True, False)]
+        assert 0 < got[0] <= got[1] and (model == "u54" or got[0] == got[1]), (model, got)

@@ -154,8 +154,7 @@ class Unwinder:
     def _explore(self, f: Function, site: int, values: Values) -> Exploration:
         out = Exploration()
         if self.effort.spent():
-            self._closure(f, [site], out, "processor-time safety net" if self.effort.safety_hit
-                          else "effort budget")
+            self._closure(f, [site], out, "effort budget")
             return out
         frame = Effort(min(FRAME_SECONDS, self.effort.left / smtloops.RLIMIT_PER_S))
         try:
@@ -172,7 +171,7 @@ class Unwinder:
             z3.Or([x == rv64smt.const(c) for c in sorted(values[1])])
         names0 = frozenset({x.decl().name()})
         solver = z3.Solver()
-        solver.set("timeout", smtloops.CHECK_TIMEOUT_MS)       # wall clock: a safety net only
+        solver.set("timeout", smtloops.CHECK_TIMEOUT_MS)       # a hang guard: Effort.check raises
         steps = 0
         # Depth-first over (block, state at its start, blocks so far, path condition).  While the
         # returned value (x) is held somewhere in the state, branches on it are checked with the

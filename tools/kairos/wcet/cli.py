@@ -35,9 +35,9 @@ def register(sub) -> None:
                    help="do not look for infeasible paths and flag facts (to measure their gain)")
     p.add_argument("--no-precision", action="store_true",
                    help="switch off every precision mechanism of issue 14 together: symbolic cache lines "
-                        "(with line and copy walks and object facts), infeasible paths and flag facts, and "
-                        "SMT loop bounds (annotations are then trusted); the analysis before them, for "
-                        "comparison (docs/wcet.md)")
+                        "(with line and copy walks and object facts), infeasible paths and flag facts, "
+                        "SMT loop bounds (annotations are then trusted) and the --stop-at functions' bodies "
+                        "left out; the analysis before them, for comparison (docs/wcet.md)")
     p.add_argument("--infeasible-budget", type=float, default=None, metavar="SECONDS",
                    help="effort for the infeasible-path refinement of each entry, in nominal seconds "
                         "(deterministic solver units, the same on any machine; default 4)")
@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace, err) -> int:
     infeasible_opts = {"infeasible_paths": precise and not args.no_infeasible_paths,
                        "infeasible_budget": args.infeasible_budget,
                        "arrays_in_bounds": args.assume_arrays_in_bounds,
-                       "smt_loops": precise}
+                       "smt_loops": precise, "prune_stops": precise}
     show_progress = not args.quiet and err.is_terminal
     if show_progress:
         with Progress(TextColumn("[bold]wcet[/]"), BarColumn(), TextColumn("{task.description}"),

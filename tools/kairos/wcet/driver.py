@@ -16,7 +16,7 @@ from typing import Callable
 from kairos.wcet import infeasible, ipet, microarch
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
-from kairos.wcet.cfg import Context, Program, build_program
+from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term, build_program
 from kairos.wcet.elfimage import ElfImage
 from kairos.wcet.errors import AnnotationError, InfeasiblePath, WcetError
 from kairos.wcet.model import ProcessorModel, get_preset
@@ -113,7 +113,8 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         progress: Callable[[str, float], None] | None = None,
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
         infeasible_paths: bool = True, infeasible_budget: float | None = None,
-        arrays_in_bounds: bool = False, smt_loops: bool = True, census: bool = False) -> Analysis:
+        arrays_in_bounds: bool = False, smt_loops: bool = True, census: bool = False,
+        prune_stops: bool = True) -> Analysis:
     """Analyse every entry: parse the specifications, build the program and
     one view per restriction, share call contexts above ``context_budget``,
     run the value analysis, then per entry the block costs and the path.
@@ -124,7 +125,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     refines each entry's ILP with infeasible paths and flag facts
     (``infeasible.py``); ``arrays_in_bounds`` is its optional assumption.
     ``smt_loops=False`` bounds loops without the solver (annotations unchecked).
-    ``census`` records why each data access misses (``microarch.MissRecord``)."""
+    ``census`` records why each data access misses (``microarch.MissRecord``).
+    ``prune_stops`` analyses the ``stop_at`` functions as one path-ending
+    block each, without their callees (``_without_stop_bodies``)."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -134,6 +137,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     model = None if model_name == SIMPLE_MODEL else get_preset(model_name)
     say("building control-flow graphs", 0.05)
     program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn)
+    stop_addrs = [image.symbol(s).addr for s in stop_at]
+    if prune_stops:
+        program = _without_stop_bodies(program, stop_addrs)
     bounds = BoundAnalysis(program, ann)
     bounds.smt = smt_loops
     views: dict[tuple, Program] = {}
@@ -144,7 +150,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     say("value analysis", 0.1)
     values = ValueInfo(program, sp0=_stack_pointer(image, sp0), bounds=bounds)
     objects, object_notes = microarch.object_facts(image, ann)
-    entry = _EntryAnalysis(program, bounds, values, model, [image.symbol(s).addr for s in stop_at],
+    entry = _EntryAnalysis(program, bounds, values, model, stop_addrs,
                            symbolic_cache, infeasible_paths, infeasible_budget, arrays_in_bounds, say,
                            objects)
     entry.census = census
@@ -184,6 +190,50 @@ def _stack_pointer(image: ElfImage, sp0: str | int | None) -> int | None:
         return int(sp0, 0)
     except ValueError:
         return image.symbol(sp0).addr
+
+
+def _without_stop_bodies(program: Program, stops: list[int]) -> Program:
+    """The program in which each ``--stop-at`` function is one block that
+    ends the path, and the functions called only below them are gone.
+
+    A call of a stop function ends every path at the call block (``ipet``),
+    so nothing the function does reaches an analysed path: its body and its
+    callees only cost the analyses that do not know the stop (value
+    analysis, loop bounds, the cache analysis, the infeasible-path facts).
+    What they would have contributed is all sound to drop: a loop around a
+    stop call leaves it only on paths that did not make the call, so the
+    lines the callee touches, the globals it writes or lets escape, and its
+    loops' bounds are on no path.  On the kernel, ``kernel_panic``'s
+    ``kprintf`` and ``put_number`` loops (trusted annotations whose checks
+    ran the solver to the end of their budget) are no longer bounded."""
+    stops = {a for a in stops if a in program.functions and a not in program.entries.values()}
+    if not stops:
+        return program
+    keep: set[int] = set()
+    work = list(program.entries.values())
+    while work:
+        fe = work.pop()
+        if fe in keep or fe not in program.functions:
+            continue
+        keep.add(fe)
+        if fe not in stops:
+            work.extend(c for _bs, c in program.functions[fe].calls)
+    view = Program(program.image)
+    for fe in sorted(keep):
+        f = program.functions[fe]
+        if fe in stops:
+            b = f.blocks[f.entry]
+            stub = Function(f.name, f.entry, returns=False)
+            stub.blocks[f.entry] = BasicBlock(b.start, b.end, b.instrs, b.func, Term.HALT)
+            f = stub
+        view.functions[fe] = f
+    view.entries = dict(program.entries)
+    view.flatten = set(program.flatten) & keep
+    view.callgraph = program.callgraph.subgraph(keep).copy()
+    for fe in stops:
+        view.callgraph.remove_edges_from(list(view.callgraph.out_edges(fe)))
+    view.reindex()
+    return view
 
 
 def _view(program: Program, image: ElfImage, spec: EntrySpec) -> Program:

@@ -48,6 +48,7 @@ import z3
 
 from kairos.wcet import ipet, rv64smt, smtloops
 from kairos.wcet.cfg import CALLER_SAVED, BasicBlock, Function, Program, Term, constant_registers, sym_step
+from kairos.wcet.errors import WcetError
 from kairos.wcet.isa import InstrClass
 
 #: default budget of the refinement of one entry, in nominal seconds: spent
@@ -65,12 +66,6 @@ STEP_EFFORT = smtloops.STEP_EFFORT
 #: effort units of one ILP re-solve, per edge of the inlined graph (HiGHS
 #: takes about 20 us of processor time per edge on the kernel's graphs)
 SOLVE_EFFORT_PER_EDGE = 50
-#: processor time a budget may take, as a multiple of its nominal seconds,
-#: before the work stops anyway: a safety net for work the effort units
-#: undercount.  Only this hits the load (and is reported as such).
-SAFETY_FACTOR = 4.0
-#: ... but never less than this (seconds): small budgets are mostly overhead
-SAFETY_MIN_S = 2.0
 #: at most this many ILP re-solves per entry
 MAX_ITERATIONS = 20
 #: conflicts looked for in one path before re-solving
@@ -83,40 +78,48 @@ class Effort:
     """A deterministic work budget: z3 resource units spent by the checks
     (``rlimit``, the solver's deterministic counter) plus units charged for
     the Python work (``charge``).  ``seconds`` is nominal, converted at the
-    loop-bound stage's calibration (``smtloops.RLIMIT_PER_S``).  A processor
-    time safety net (``SAFETY_FACTOR``) stops runaway work; hitting it is
-    the only load-dependent outcome, and ``safety_hit`` says so."""
+    loop-bound stage's calibration (``smtloops.RLIMIT_PER_S``).
 
-    def __init__(self, seconds: float, safety: float = SAFETY_FACTOR) -> None:
+    Nothing here reads a clock: every loop that spends effort is also
+    capped by a count (``MAX_ITERATIONS``, ``CONFLICTS_PER_PATH``,
+    ``MAX_FLAG_PATHS``, the path's length), so the work ends without one,
+    and the same binary gives the same facts and bound on any load.  The
+    solvers' wall-clock timeout (``smtloops.CHECK_TIMEOUT_MS``) only guards
+    against a check that never returns: when it fires, ``check`` raises
+    instead of letting the load decide the answer."""
+
+    def __init__(self, seconds: float) -> None:
         self.total = int(seconds * smtloops.RLIMIT_PER_S)
         self.left = self.total
-        self.deadline = time.process_time() + max(safety * seconds, SAFETY_MIN_S)
-        self.safety_hit = False
 
     @property
     def used(self) -> int:
         return self.total - self.left
 
     def spent(self) -> bool:
-        """Is the budget used up (or the safety net reached)?"""
-        if self.left <= 0:
-            return True
-        if time.process_time() > self.deadline:
-            self.safety_hit = True
-            return True
-        return False
+        """Is the budget used up?"""
+        return self.left <= 0
 
     def charge(self, units: int) -> None:
         self.left -= units
 
     def check(self, solver: z3.Solver, *assumptions, cap: int = CHECK_RLIMIT) -> z3.CheckSatResult:
         """``solver.check`` within ``cap`` and the effort left, charged with
-        what it used; ``unknown`` when the grant runs out."""
+        what it used; ``unknown`` when the grant runs out.  A check stopped
+        by anything but its grant (the wall-clock guard) is an error: its
+        answer would depend on the machine's load."""
         grant = max(1, min(cap, self.left))
         before = smtloops.rlimit_used(solver)
         solver.set("rlimit", grant)
         r = solver.check(*assumptions)
-        self.left -= max(1, smtloops.rlimit_used(solver) - before)
+        used = smtloops.rlimit_used(solver) - before
+        self.left -= max(1, used)
+        # z3 says "canceled" both for a spent grant and for the timeout: the
+        # units used tell them apart
+        if r == z3.unknown and (solver.reason_unknown() == "timeout"
+                                or (solver.reason_unknown() == "canceled" and used < grant)):
+            raise WcetError(f"a solver check of the infeasible-path search stopped without an answer "
+                            f"({solver.reason_unknown()}) before using its effort grant of {grant} units")
         return r
 
 
@@ -692,7 +695,7 @@ class PathChecker:
         st = rv64smt.SymState.initial(self.program.image, _gp(self.program), untracked=facts.untracked, extent=facts.extent,
                                       keep_scalar=facts.indexed_misses)
         solver = z3.Solver()
-        solver.set("timeout", smtloops.CHECK_TIMEOUT_MS)       # wall clock: a safety net only
+        solver.set("timeout", smtloops.CHECK_TIMEOUT_MS)       # a hang guard: Effort.check raises
         solver.set("core.minimize", True)
         lits: list[z3.BoolRef] = []
         has_cond: list[bool] = []
@@ -921,7 +924,7 @@ def _needs_flag(program, facts: ProgramFacts, f: Function, b: BasicBlock, L: int
         st = rv64smt.SymState.initial(program.image, _gp(program), untracked=facts.untracked, extent=facts.extent,
                                       keep_scalar=facts.indexed_misses)
         s = z3.Solver()
-        s.set("timeout", smtloops.CHECK_TIMEOUT_MS)            # wall clock: a safety net only
+        s.set("timeout", smtloops.CHECK_TIMEOUT_MS)            # a hang guard: Effort.check raises
         for i, bs in enumerate(p):
             blk = f.blocks[bs]
             cond = None
@@ -1048,7 +1051,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
     ref.stopped = "worst path feasible"
     while True:
         if effort.spent():
-            ref.stopped = "processor-time safety net" if effort.safety_hit else "effort budget"
+            ref.stopped = "effort budget"
             break
         if ref.iterations >= MAX_ITERATIONS:
             ref.stopped = "iteration limit"
@@ -1073,7 +1076,7 @@ def refine(view: Program, entry: str, solve: Callable[[list], ipet.IpetResult],
             constraints.append(lambda g_, c=c: [c])
         if not new:
             if effort.spent():          # the search was cut, not finished
-                ref.stopped = "processor-time safety net" if effort.safety_hit else "effort budget"
+                ref.stopped = "effort budget"
             elif found:
                 ref.stopped = "no new conflict"
             break

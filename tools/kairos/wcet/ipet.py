@@ -175,13 +175,39 @@ ExtraConstraintFn = Callable[[InlinedGraph], list[Constraint]]
 
 class GraphCache:
     """What the solves of one analysis share: the loop forest of each
-    function and the inlined graph of each (program view, entry, stops,
-    starts).  Keys hold the objects themselves (identity-hashed, kept alive
-    by the cache), so a key cannot come to name another object."""
+    function, the inlined graph of each (program view, entry, stops,
+    starts), and per graph its objective (per cost functions) and its rows
+    before the extra constraints: the infeasible-path refinement solves one
+    graph again and again with more constraints.  Keys hold the objects
+    themselves (identity-hashed, kept alive by the cache), so a key cannot
+    come to name another object."""
 
     def __init__(self) -> None:
         self._forests: dict[Function, LoopForest] = {}
         self._graphs: dict[tuple, InlinedGraph] = {}
+        self._objectives: dict[tuple, tuple[InlinedGraph, "_Objective"]] = {}
+        self._rows: dict[int, tuple[InlinedGraph, "_Rows"]] = {}
+
+    def objective(self, g: InlinedGraph, cost: CostFn, loop_penalty: LoopPenaltyFn | None,
+                  sink_cost: Callable[[Node], int] | None) -> "_Objective":
+        """``_objective``, computed once per graph and cost functions (the
+        same function objects: their results must not change)."""
+        # graphs compare by value (a dataclass): keyed by identity, the
+        # graph kept in the entry so that its id cannot be reused
+        key = (id(g), cost, loop_penalty, sink_cost)
+        got = self._objectives.get(key)
+        if got is None:
+            got = self._objectives[key] = (g, _objective(g, cost, loop_penalty, sink_cost))
+        return got[1]
+
+    def rows(self, g: InlinedGraph, extra_constraints: Iterable[ExtraConstraintFn]) -> "_Rows":
+        """``_rows``: the graph's own rows built once, copied, then the extras."""
+        got = self._rows.get(id(g))
+        if got is None:
+            got = self._rows[id(g)] = (g, _rows(g, ()))
+        rows = got[1].copy()
+        _extra_rows(g, rows, extra_constraints)
+        return rows
 
     def get(self, f: Function) -> LoopForest:
         """The loop forest of ``f``."""
@@ -364,8 +390,8 @@ def solve_variants(program: Program, entry: str, bounds: BoundAnalysis, cost: Co
     if graph_ready is not None:
         variants = graph_ready(g)
     t_graph = time.perf_counter() - t0
-    obj = _objective(g, cost, loop_penalty, sink_cost)
-    rows = _rows(g, extra_constraints)
+    obj = forests.objective(g, cost, loop_penalty, sink_cost)
+    rows = forests.rows(g, extra_constraints)
     h = _highs(obj.col_cost, rows, time_limit)
     results: list[IpetResult] = []
     fixed: dict[int, float] = {}
@@ -477,6 +503,12 @@ class _Rows:
         self.lo.append(lo)
         self.hi.append(hi)
 
+    def copy(self) -> "_Rows":
+        out = _Rows()
+        out.start, out.index, out.value = self.start[:], self.index[:], self.value[:]
+        out.lo, out.hi = self.lo[:], self.hi[:]
+        return out
+
 
 def _rows(g: InlinedGraph, extra_constraints: Iterable[ExtraConstraintFn]) -> _Rows:
     """Flow conservation, one execution, loop bounds, call/return balance
@@ -488,10 +520,14 @@ def _rows(g: InlinedGraph, extra_constraints: Iterable[ExtraConstraintFn]) -> _R
     rows.add([(e, 1.0) for e in src_edges], 1.0, 1.0)
     _loop_rows(g, rows)
     _balance_rows(g, rows)
+    _extra_rows(g, rows, extra_constraints)
+    return rows
+
+
+def _extra_rows(g: InlinedGraph, rows: _Rows, extra_constraints: Iterable[ExtraConstraintFn]) -> None:
     for fn in extra_constraints:
         for c in fn(g):
             rows.add(c.terms, c.rhs if c.equal else -INF, c.rhs)
-    return rows
 
 
 def _loop_rows(g: InlinedGraph, rows: _Rows) -> None:

@@ -58,7 +58,6 @@ import functools
 import hashlib
 import json
 import os
-import time
 from typing import Callable, Iterable, Iterator
 
 import z3
@@ -92,16 +91,6 @@ PARAMETER_BUDGET_S = 15.0
 #: Effort units one encoded instruction costs (the encoding's own time, in
 #: Python, counted in the solver's deterministic currency).
 STEP_EFFORT = 1_000
-#: Processor time a budget may take, as a multiple of its nominal seconds,
-#: before the query gives up anyway: a safety net for work the effort units
-#: undercount (building large memory terms), far enough above the effort
-#: budget that only such work reaches it.  It is this process's own
-#: processor time, which other processes do not take, but which a loaded
-#: machine still stretches (caches shared and flushed by other processes):
-#: at 1.5 and load 9 on the 2-core machine, `sender_with_badge`'s
-#: parameter bound (about 5 s at load 1) was cut by it in one run and not
-#: in another.
-SAFETY_FACTOR = 3.0
 #: Largest proven bound of another loop that is unrolled rather than
 #: summarised (its exit values then reach the loop being bounded).
 UNROLL_KNOWN = 32
@@ -286,9 +275,8 @@ class LoopQuery:
                                      if blocks[a].kind is Term.BRANCH and len(blocks[a].succs) == 2})
         self.steps = 0
         self.kept_frames = 0
-        self._ticks = 0
-        #: an answer was cut short by a clock (processor or wall), not by
-        #: the effort budget: it depends on the load, see ``cached``
+        #: an answer was cut short by the wall-clock guard of a check, not
+        #: by the effort budget: it depends on the load, see ``cached``
         self.load_dependent = False
         self._budget(LOOP_BUDGET_S)
         #: proven header bounds of other loops of the function: those not
@@ -464,25 +452,17 @@ class LoopQuery:
             raise _Giveup("formula too large")
         if self.effort <= 0:
             raise _Giveup("effort budget")
-        # the processor clock is read every 16 blocks: one read costs about
-        # as much as encoding a block, and the net is loose anyway
-        self._ticks += 1
-        if not self._ticks & 15:
-            self._check_time()
         return out
 
     def _budget(self, seconds: float) -> None:
-        """Start a budget of ``seconds`` nominal seconds (see LOOP_BUDGET_S)."""
+        """Start a budget of ``seconds`` nominal seconds (see LOOP_BUDGET_S).
+        No clock takes part: the encoding is capped by ``MAX_STEPS`` and
+        charged ``STEP_EFFORT`` per instruction, each check by its rlimit
+        grant, so the answer does not depend on the machine's load.  (A
+        processor-time safety net at 3x the nominal seconds stopped queries
+        until 2026-11-28; on the kernel's three entries it used at most 41 %
+        of its time, ``sender_with_badge``'s parameter bound at load 6.5.)"""
         self.effort = int(seconds * RLIMIT_PER_S)
-        self.deadline = time.process_time() + SAFETY_FACTOR * seconds
-
-    def _check_time(self) -> None:
-        # a safety net, not the budget: what it cuts depends on how much the
-        # machine's load stretches this process's processor time, so the
-        # failure is not cached on disk (``cached``)
-        if time.process_time() > self.deadline:
-            self.load_dependent = True
-            raise _Giveup("time budget")
 
     def _limited_check(self, solver, *assumptions):
         """``solver.check`` within the effort left; the effort used is
@@ -491,7 +471,6 @@ class LoopQuery:
         check used its effort was stopped by the wall clock: load-dependent."""
         if self.effort <= 0:
             raise _Giveup("effort budget")
-        self._check_time()
         used = rlimit_used(solver)
         grant = min(CHECK_RLIMIT, self.effort)
         solver.set("rlimit", grant)
@@ -825,7 +804,6 @@ class LoopQuery:
         def extend(k: int) -> None:
             nonlocal st
             while len(lits) < k:
-                self._check_time()
                 cont, st = self._iteration(st, rel, modelled)
                 a = z3.Bool(f"it{len(lits)}")
                 if cont is False:
