@@ -36,7 +36,14 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr);
 /* CNode-style slot lookup (index, depth): the walk must end exactly at depth. */
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth);
 
-static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(cap_obj(cnode)); }
+/* A CNode is an object aligned to its size, a multiple of a slot, so the
+ * mask changes nothing; it shows the WCET analysis that a slot address is a
+ * multiple of 32 (a cap's two words then share a line), which it cannot
+ * tell from the cap's address field (docs/wcet.md "Interrupt latency"). */
+static inline cte_t *cnode_slots(cap_t cnode)
+{
+    return (cte_t *)((word_t)paddr_to_kptr(cap_obj(cnode)) & ~(word_t)MASK(SLOT_BITS));
+}
 
 /* The slot resolve_address_bits(root, cptr, 64) finds, or NULL, without the
  * failure details (which a cap fault does not report under MCS), walking
@@ -46,24 +53,33 @@ static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(ca
 static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
 {
     word_t remaining = 64;
+    cte_t *slot = NULL; /* where node was read (NULL: the root) */
     for (int level = 0; level < max_levels; level++) {
-        if (cap_type(node) != CAP_CNODE)
-            return NULL;
+        /* Every check of a level (a CNode cap, enough bits left, the
+         * guard) is made on the two words of node together, without a
+         * branch between their reads: the WCET analysis charges the lines
+         * read through a pointer of unknown value per basic block, and the
+         * guard word read after a branch on the type cost a second miss
+         * per level (docs/wcet.md "Interrupt latency"). The shift count is
+         * masked: it is below 64 whenever the guard is compared
+         * (guard_size <= remaining), and the mask keeps the shift defined
+         * when it is not (the result is then ignored). */
         word_t radix = cap_cnode_radix(node);
         word_t guard_size = cap_cnode_guard_size(node);
         word_t level_bits = radix + guard_size;
-        if (level_bits > remaining)
-            return NULL;
-        if (guard_size != 0 &&
-            ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))
-            return NULL;
+        word_t found = (cptr >> ((remaining - guard_size) & 63)) & MASK(guard_size);
+        word_t not_cnode = cap_type(node) != CAP_CNODE;
+        if (not_cnode | (level_bits > remaining) | ((guard_size != 0) & (found != cap_cnode_guard(node))))
+            return not_cnode ? slot : NULL; /* a slot holding no CNode cap ends the walk there */
         remaining -= level_bits;
-        cte_t *slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
-        if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE)
+        slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
+        if (remaining == 0)
             return slot;
         node = slot->cap;
     }
-    return NULL;
+    /* max_levels CNodes walked: the last slot is the answer unless it
+     * holds a CNode cap that bits are left for. */
+    return cap_type(node) != CAP_CNODE ? slot : NULL;
 }
 /* lookup_cap_slot(t, cptr).slot: the cap t names for an invocation. */
 cte_t *lookup_slot(struct tcb *t, cptr_t cptr);
