@@ -36,21 +36,51 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr);
 /* CNode-style slot lookup (index, depth): the walk must end exactly at depth. */
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth);
 
-/* A CNode is an object aligned to its size, a multiple of a slot, so the
- * mask changes nothing; it shows the WCET analysis that a slot address is a
- * multiple of 32 (a cap's two words then share a line), which it cannot
- * tell from the cap's address field (docs/wcet.md "Interrupt latency"). */
-static inline cte_t *cnode_slots(cap_t cnode)
+static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(cap_obj(cnode)); }
+/* The same with the low bits cleared: a CNode is an object aligned to its
+ * size, a multiple of a slot, so the mask changes nothing; it shows the
+ * WCET analysis that a slot address is a multiple of 32 (a cap's two words
+ * then share a line), which it cannot tell from the cap's address field
+ * (docs/wcet.md "Interrupt latency"). One instruction more per level, so
+ * the fastpath's walk does without it. */
+static inline cte_t *cnode_slots_aligned(cap_t cnode)
 {
-    return (cte_t *)((word_t)paddr_to_kptr(cap_obj(cnode)) & ~(word_t)MASK(SLOT_BITS));
+    return (cte_t *)((word_t)cnode_slots(cnode) & ~(word_t)MASK(SLOT_BITS));
 }
 
 /* The slot resolve_address_bits(root, cptr, 64) finds, or NULL, without the
  * failure details (which a cap fault does not report under MCS), walking
  * at most max_levels CNodes (NULL if more are needed; max_levels <=
  * CONFIG_MAX_CSPACE_DEPTH). Kept inline: it is the first thing every system
- * call does. */
+ * call does. The fewest instructions: the fastpath and the invocation's
+ * own lookup use it (make bench); cspace_walk_lines below is the same walk
+ * shaped for the WCET analysis. */
 static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
+{
+    word_t remaining = 64;
+    for (int level = 0; level < max_levels; level++) {
+        if (cap_type(node) != CAP_CNODE)
+            return NULL;
+        word_t radix = cap_cnode_radix(node);
+        word_t guard_size = cap_cnode_guard_size(node);
+        word_t level_bits = radix + guard_size;
+        if (level_bits > remaining)
+            return NULL;
+        if (guard_size != 0 &&
+            ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))
+            return NULL;
+        remaining -= level_bits;
+        cte_t *slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
+        if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE)
+            return slot;
+        node = slot->cap;
+    }
+    return NULL;
+}
+
+/* cspace_walk's result, computed so that the WCET analysis charges one line
+ * per level (lookup_slot: the extra caps, the reply and receive slots). */
+static ALWAYS_INLINE cte_t *cspace_walk_lines(cap_t node, cptr_t cptr, int max_levels)
 {
     word_t remaining = 64;
     cte_t *slot = NULL; /* where node was read (NULL: the root) */
@@ -72,7 +102,7 @@ static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
         if (not_cnode | (level_bits > remaining) | ((guard_size != 0) & (found != cap_cnode_guard(node))))
             return not_cnode ? slot : NULL; /* a slot holding no CNode cap ends the walk there */
         remaining -= level_bits;
-        slot = cnode_slots(node) + ((cptr >> remaining) & MASK(radix));
+        slot = cnode_slots_aligned(node) + ((cptr >> remaining) & MASK(radix));
         if (remaining == 0)
             return slot;
         node = slot->cap;

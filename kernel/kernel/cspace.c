@@ -55,7 +55,7 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
             return r;
         }
         word_t index = (cptr >> (remaining - level_bits)) & MASK(radix);
-        slot = cnode_slots(node) + index;
+        slot = cnode_slots_aligned(node) + index;
         remaining -= level_bits;
         if (remaining == 0) {
             r.slot = slot;
@@ -84,7 +84,10 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr)
     return resolve_address_bits(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64);
 }
 
-cte_t *lookup_slot(struct tcb *t, cptr_t cptr) { return cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH); }
+cte_t *lookup_slot(struct tcb *t, cptr_t cptr)
+{
+    return cspace_walk_lines(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH);
+}
 
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth)
 {
