@@ -37,12 +37,24 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr);
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth);
 
 static inline cte_t *cnode_slots(cap_t cnode) { return (cte_t *)paddr_to_kptr(cap_obj(cnode)); }
+/* The same with the low bits cleared: a CNode is an object aligned to its
+ * size, a multiple of a slot, so the mask changes nothing; it shows the
+ * WCET analysis that a slot address is a multiple of 32 (a cap's two words
+ * then share a line), which it cannot tell from the cap's address field
+ * (docs/wcet.md "Interrupt latency"). One instruction more per level, so
+ * the fastpath's walk does without it. */
+static inline cte_t *cnode_slots_aligned(cap_t cnode)
+{
+    return (cte_t *)((word_t)cnode_slots(cnode) & ~(word_t)MASK(SLOT_BITS));
+}
 
 /* The slot resolve_address_bits(root, cptr, 64) finds, or NULL, without the
  * failure details (which a cap fault does not report under MCS), walking
  * at most max_levels CNodes (NULL if more are needed; max_levels <=
  * CONFIG_MAX_CSPACE_DEPTH). Kept inline: it is the first thing every system
- * call does. */
+ * call does. The fewest instructions: the fastpath and the invocation's
+ * own lookup use it (make bench); cspace_walk_lines below is the same walk
+ * shaped for the WCET analysis. */
 static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
 {
     word_t remaining = 64;
@@ -64,6 +76,40 @@ static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
         node = slot->cap;
     }
     return NULL;
+}
+
+/* cspace_walk's result, computed so that the WCET analysis charges one line
+ * per level (lookup_slot: the extra caps, the reply and receive slots). */
+static ALWAYS_INLINE cte_t *cspace_walk_lines(cap_t node, cptr_t cptr, int max_levels)
+{
+    word_t remaining = 64;
+    cte_t *slot = NULL; /* where node was read (NULL: the root) */
+    for (int level = 0; level < max_levels; level++) {
+        /* Every check of a level (a CNode cap, enough bits left, the
+         * guard) is made on the two words of node together, without a
+         * branch between their reads: the WCET analysis charges the lines
+         * read through a pointer of unknown value per basic block, and the
+         * guard word read after a branch on the type cost a second miss
+         * per level (docs/wcet.md "Interrupt latency"). The shift count is
+         * masked: it is below 64 whenever the guard is compared
+         * (guard_size <= remaining), and the mask keeps the shift defined
+         * when it is not (the result is then ignored). */
+        word_t radix = cap_cnode_radix(node);
+        word_t guard_size = cap_cnode_guard_size(node);
+        word_t level_bits = radix + guard_size;
+        word_t found = (cptr >> ((remaining - guard_size) & 63)) & MASK(guard_size);
+        word_t not_cnode = cap_type(node) != CAP_CNODE;
+        if (not_cnode | (level_bits > remaining) | ((guard_size != 0) & (found != cap_cnode_guard(node))))
+            return not_cnode ? slot : NULL; /* a slot holding no CNode cap ends the walk there */
+        remaining -= level_bits;
+        slot = cnode_slots_aligned(node) + ((cptr >> remaining) & MASK(radix));
+        if (remaining == 0)
+            return slot;
+        node = slot->cap;
+    }
+    /* max_levels CNodes walked: the last slot is the answer unless it
+     * holds a CNode cap that bits are left for. */
+    return cap_type(node) != CAP_CNODE ? slot : NULL;
 }
 /* lookup_cap_slot(t, cptr).slot: the cap t names for an invocation. */
 cte_t *lookup_slot(struct tcb *t, cptr_t cptr);

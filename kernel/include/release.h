@@ -49,14 +49,23 @@ struct release_entry {
     struct tcb *tcb;          /* sc's thread while queued; NULL: stale */
 };
 
+/* 64: the U54's L1 data-cache line (docs/processor-model.md). The queue
+ * starts on a line and its heap 32 bytes into one, so that a node's four
+ * children (slots 4i+1 .. 4i+4, 128 bytes) are exactly two lines and no
+ * entry straddles two (release.c slot_at). */
+#define RELEASE_QUEUE_LINE 64
 struct release_queue {
+    u32 count; /* entries, live or stale */
+    u64 next_seq;
+    u8 pad[32 - sizeof(u64) - sizeof(u64)];
     /* CONFIG_MAX_SPORADIC_SCS slots, then padding: a sift reads a node's
      * four child slots together, and the last node's may run past the
      * capacity (release.c sink). */
     struct release_entry heap[CONFIG_MAX_SPORADIC_SCS + RELEASE_QUEUE_ARITY - 1];
-    u32 count; /* entries, live or stale */
-    u64 next_seq;
-};
+} __attribute__((aligned(RELEASE_QUEUE_LINE)));
+_Static_assert(sizeof(struct release_entry) == 32 &&
+                   __builtin_offsetof(struct release_queue, heap) % RELEASE_QUEUE_LINE == 32,
+               "a node's children start on a cache line");
 
 /* Queue t (not queued; bound to t->sc, whose slot holds no thread) to be
  * released at time: in t->sc's slot with the new key if it has one, else in

@@ -7,6 +7,7 @@
 #ifndef KAIROS_SCHEDCONTEXT_H
 #define KAIROS_SCHEDCONTEXT_H
 
+#include <arch/memory.h>
 #include <object.h>
 #include <refill.h> /* the limits: MIN_BUDGET, MAX_PERIOD, refills per context */
 
@@ -16,6 +17,16 @@
  * unconfigured (budget 0, grants no time), unbound, ring size from its
  * size. create_object calls it for OBJ_SCHED_CONTEXT. */
 void sched_context_init(struct sched_context *sc, u32 size_bits);
+
+/* The context a SchedContext cap names. Objects are aligned to their size,
+ * at least 2^MIN_SCHED_CONTEXT_BITS, so the mask changes nothing; it shows
+ * the WCET analysis that the context is 128-aligned (its header fields then
+ * fall into known cache sets), as the annotations state for SC pointers
+ * loaded from fields (docs/wcet.md "Interrupt latency"). */
+static inline struct sched_context *sc_from_cap(cap_t c)
+{
+    return (struct sched_context *)((word_t)paddr_to_kptr(cap_obj(c)) & ~(word_t)MASK(MIN_SCHED_CONTEXT_BITS));
+}
 
 /* Has ConfigureFlags given this context any time? */
 static inline bool sc_configured(const struct sched_context *sc) { return sc->budget != 0; }

@@ -19,38 +19,55 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
     if (cap_type(node) != CAP_CNODE)
         return r;
     word_t remaining = depth;
+    cte_t *slot = NULL; /* where node was read (the root: checked above) */
     /* At most CONFIG_MAX_CSPACE_DEPTH CNodes, whatever the cptr: the
      * enforced bound of the decode loop (seL4 would go on, up to 64). */
     for (int level = 0; level < CONFIG_MAX_CSPACE_DEPTH; level++) {
+        /* As in cspace_walk: a level's checks are computed on both words
+         * of node before one branch, so that the WCET analysis sees the
+         * two words read in one block (one line, not two), and the
+         * previous slot's "not a CNode cap" test is made here, with them.
+         * The failures are reported in seL4's order: the slot reached, the
+         * guard (guard_size <= 63 for every CNode cap: updateCapData keeps
+         * guard size + radix <= 64 with radix >= 1), then the depth. The
+         * shift count is masked: below 64 whenever the guard is compared,
+         * and defined when it is not. */
         word_t radix = cap_cnode_radix(node);
         word_t guard_size = cap_cnode_guard_size(node);
         word_t level_bits = radix + guard_size;
-        /* Guard first (seL4 order). guard_size <= 63 for every CNode cap
-         * (updateCapData keeps guard size + radix <= 64 with radix >= 1). */
-        if (guard_size > remaining ||
-            (guard_size != 0 &&
-             ((cptr >> (remaining - guard_size)) & MASK(guard_size)) != cap_cnode_guard(node))) {
-            r.failure.type = LOOKUP_GUARD_MISMATCH;
-            r.failure.bits_left = remaining;
-            r.failure.guard_found = cap_cnode_guard(node);
-            r.failure.bits_found = guard_size;
-            return r;
-        }
-        if (level_bits > remaining) {
-            r.failure.type = LOOKUP_DEPTH_MISMATCH;
-            r.failure.bits_left = remaining;
-            r.failure.bits_found = level_bits;
+        word_t found = (cptr >> ((remaining - guard_size) & 63)) & MASK(guard_size);
+        word_t not_cnode = cap_type(node) != CAP_CNODE;
+        word_t bad_guard = (guard_size > remaining) | ((guard_size != 0) & (found != cap_cnode_guard(node)));
+        if (not_cnode | bad_guard | (level_bits > remaining)) {
+            if (not_cnode) {
+                r.slot = slot;
+                r.bits_remaining = remaining;
+            } else if (bad_guard) {
+                r.failure.type = LOOKUP_GUARD_MISMATCH;
+                r.failure.bits_left = remaining;
+                r.failure.guard_found = cap_cnode_guard(node);
+                r.failure.bits_found = guard_size;
+            } else {
+                r.failure.type = LOOKUP_DEPTH_MISMATCH;
+                r.failure.bits_left = remaining;
+                r.failure.bits_found = level_bits;
+            }
             return r;
         }
         word_t index = (cptr >> (remaining - level_bits)) & MASK(radix);
-        cte_t *slot = cnode_slots(node) + index;
+        slot = cnode_slots_aligned(node) + index;
         remaining -= level_bits;
-        if (remaining == 0 || cap_type(slot->cap) != CAP_CNODE) {
+        if (remaining == 0) {
             r.slot = slot;
-            r.bits_remaining = remaining;
+            r.bits_remaining = 0;
             return r;
         }
         node = slot->cap;
+    }
+    if (cap_type(node) != CAP_CNODE) {
+        r.slot = slot;
+        r.bits_remaining = remaining;
+        return r;
     }
     /* The last allowed level held a CNode cap and bits are left: the walk
      * may not enter it. Reported as a walk that stopped with bits left
@@ -67,7 +84,10 @@ struct lookup_result lookup_cap_slot(struct tcb *t, cptr_t cptr)
     return resolve_address_bits(t->slots[TCB_SLOT_CSPACE].cap, cptr, 64);
 }
 
-cte_t *lookup_slot(struct tcb *t, cptr_t cptr) { return cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH); }
+cte_t *lookup_slot(struct tcb *t, cptr_t cptr)
+{
+    return cspace_walk_lines(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH);
+}
 
 struct lookup_result lookup_slot_for_cnode_op(cap_t root, cptr_t index, word_t depth)
 {

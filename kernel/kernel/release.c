@@ -48,6 +48,26 @@ static inline bool release_before(const struct release_entry *a, const struct re
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
+/* &q->heap[i], with the low bits of its address cleared: they are zero
+ * already (release.h: the queue starts on a cache line and its heap 32
+ * bytes in, so slot i is at the queue + 32 + 32i, and a node's first child,
+ * i = 4n + 1, at the queue + 64 + 128n). The mask shows the WCET analysis
+ * what the layout gives: a slot is one line, a node's four children are
+ * two, not three, and all the stores of an entry go through one address
+ * (docs/wcet.md "Interrupt latency"). Not proved: WP's memory model has no
+ * integer view of a pointer, so the proof set `release` takes this
+ * contract as given; the layout's static assertions (release.h) are what
+ * make it hold. */
+/*@ requires \valid_read(q) && i < CONFIG_MAX_SPORADIC_SCS + RELEASE_QUEUE_ARITY - 1;
+    requires line == sizeof(struct release_entry) ||
+             (line == RELEASE_QUEUE_LINE && i % RELEASE_QUEUE_ARITY == 1);
+    assigns \nothing;
+    ensures \result == &q->heap[i]; */
+static ALWAYS_INLINE struct release_entry *slot_at(struct release_queue *q, word_t i, word_t line)
+{
+    return (struct release_entry *)((word_t)&q->heap[i] & ~(line - 1));
+}
+
 /* Write e into slot i. The slot's address is computed from i here, not
  * carried over from an earlier level: a pointer from the previous
  * iteration of a sift loop would be an older value of a redefined address,
@@ -57,7 +77,7 @@ static inline bool release_before(const struct release_entry *a, const struct re
     ensures q->heap[i] == e; */
 static inline void place(struct release_queue *q, u32 i, struct release_entry e)
 {
-    q->heap[i] = e;
+    *slot_at(q, i, sizeof(struct release_entry)) = e;
     e.sc->release_pos = i + 1;
 }
 
@@ -100,7 +120,7 @@ static u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
         loop variant RELEASE_QUEUE_LEVELS - level; */
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS && i > 0; level++) {
         u32 parent = (i - 1) / RELEASE_QUEUE_ARITY;
-        struct release_entry p = q->heap[parent];
+        struct release_entry p = *slot_at(q, parent, sizeof(struct release_entry));
         if (!before_mask(time, seq, p.time, p.seq))
             break;
         place(q, i, p);
@@ -166,7 +186,7 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
         u32 first = RELEASE_QUEUE_ARITY * i + 1;
         if (first >= count)
             break;
-        const struct release_entry *c = &q->heap[first];
+        const struct release_entry *c = slot_at(q, first, RELEASE_QUEUE_LINE);
         u64 n = count - first; /* children present, at least 1 */
         struct choice ch = {c[0].time, c[0].seq, (u64)(word_t)c[0].sc, (u64)(word_t)c[0].tcb, 0};
         consider(&ch, c, 1, n);
@@ -201,8 +221,8 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
     ensures entries_ok(q, q->count); */
 static void sift(struct release_queue *q, u32 i, struct release_entry e)
 {
-    if (i > 0 && before_mask(e.time, e.seq, q->heap[(i - 1) / RELEASE_QUEUE_ARITY].time,
-                             q->heap[(i - 1) / RELEASE_QUEUE_ARITY].seq))
+    const struct release_entry *p = slot_at(q, (i - (i > 0)) / RELEASE_QUEUE_ARITY, sizeof(struct release_entry));
+    if (i > 0 && before_mask(e.time, e.seq, p->time, p->seq))
         place(q, rise(q, i, e.time, e.seq), e);
     else
         sink(q, i, e.time, e.seq, e.sc, e.tcb);
@@ -298,6 +318,8 @@ const char *release_queue_violation(const struct release_queue *q)
 {
     if (q->count > CONFIG_MAX_SPORADIC_SCS)
         return "release queue: more entries than its capacity";
+    if ((word_t)&q->heap[1] % RELEASE_QUEUE_LINE != 0)
+        return "release queue: a node's children not on a cache line (slot_at's contract)";
     for (u32 i = 0; i < q->count; i++) {
         const struct release_entry *e = &q->heap[i];
         if (i > 0 && release_before(e, &q->heap[(i - 1) / RELEASE_QUEUE_ARITY]))

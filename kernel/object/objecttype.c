@@ -246,7 +246,7 @@ bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder)
         return !final || irq_handler_deleted(cap_irq(c));
     case CAP_SCHED_CONTEXT:
         if (final)
-            sched_context_finalise((struct sched_context *)paddr_to_kptr(cap_obj(c)));
+            sched_context_finalise(sc_from_cap(c));
         return true;
     case CAP_CNODE:
         if (final) {

@@ -223,7 +223,7 @@ static struct syscall_error decode_unbind_object(const struct invocation *inv, s
 static struct syscall_error decode_sched_context(const struct invocation *inv, struct sched_context_op *op)
 {
     op->label = inv->label;
-    op->sc = (struct sched_context *)paddr_to_kptr(cap_obj(inv->cap));
+    op->sc = sc_from_cap(inv->cap);
     op->tcb = NULL;
     op->notification = NULL;
     switch (inv->label) {

@@ -38,7 +38,7 @@ static struct syscall_error decode_sched_control(const struct invocation *inv, s
     word_t max_refills = refill_max_for_size(cap_sched_context_size_bits(c));
     if (extra_refills > max_refills - REFILL_MIN_REFILLS)
         return range_error(0, max_refills - REFILL_MIN_REFILLS);
-    struct sched_context *sc = (struct sched_context *)paddr_to_kptr(cap_obj(c));
+    struct sched_context *sc = sc_from_cap(c);
     /* Kairos: the release queue holds one thread per sporadic SC, up to
      * CONFIG_MAX_SPORADIC_SCS; one more sporadic SC is refused. */
     if (budget != period && !sc_waits_for_release(sc) && !sched_admit_sporadic())

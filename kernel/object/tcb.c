@@ -451,7 +451,7 @@ static struct syscall_error decode_set_sched_params(const struct invocation *inv
     cap_t sc_cap = inv->extra[1];
     switch (cap_type(sc_cap)) {
     case CAP_SCHED_CONTEXT:
-        op->sc = (struct sched_context *)paddr_to_kptr(cap_obj(sc_cap));
+        op->sc = sc_from_cap(sc_cap);
         if (op->sc != target->sc) {
             if (target->sc || op->sc->tcb)
                 return error0(ERR_ILLEGAL_OPERATION);
