@@ -300,8 +300,34 @@ struct tcb *tqueue_pop(struct thread_queue *q)
     return t;
 }
 
+/* t's priority changed while it waited (tq_pos is its place): it goes out
+ * and back in at the place its new priority gives it. */
+/*@ requires tq_list(q) && tq_sorted_but(tq_pos);
+    requires tq_pos < tq_n && tq_m[tq_pos] == t;
+    assigns q->head, q->tail, t->queue_next, t->queue_prev,
+            tq_m[0 .. tq_n - 1]->queue_next, tq_m[0 .. tq_n - 1]->queue_prev,
+            tq_m[0 .. tq_n - 1], tq_n, tq_pos;
+    ensures tq_n == \old(tq_n) && tq_pos < tq_n && tq_m[tq_pos] == t;
+    ensures tq_list(q);
+    ensures tq_sorted; */
 void tqueue_reorder(struct thread_queue *q, struct tcb *t)
 {
+    /* Removal writes the links of t's neighbours: members. */
+    /*@ assert t_prev: (tq_pos > 0 ==> t->queue_prev == tq_m[tq_pos - 1]) &&
+            (tq_pos == 0 ==> t->queue_prev == \null); */
+    /*@ assert t_next: (tq_pos + 1 < tq_n ==> t->queue_next == tq_m[tq_pos + 1]) &&
+            (tq_pos + 1 == tq_n ==> t->queue_next == \null); */
     tqueue_remove(q, t);
+    /* Insertion writes the links of the members after the removal: each is
+     * a member from before it, at the same place or one later (the
+     * witnesses written out, so the assigns goals need not search). */
+    /*@ assert was_below: \forall integer i; 0 <= i < \at(tq_pos, Pre) ==>
+            tq_m[i] == \at(tq_m[i], Pre); */
+    /*@ assert was_above: \forall integer i; \at(tq_pos, Pre) <= i < tq_n ==>
+            tq_m[i] == \at(tq_m[i + 1], Pre); */
+    /*@ assert in_old_next: \forall integer i; 0 <= i < tq_n ==> \exists integer j;
+            0 <= j < \at(tq_n, Pre) && &tq_m[i]->queue_next == &\at(tq_m[j], Pre)->queue_next; */
+    /*@ assert in_old_prev: \forall integer i; 0 <= i < tq_n ==> \exists integer j;
+            0 <= j < \at(tq_n, Pre) && &tq_m[i]->queue_prev == &\at(tq_m[j], Pre)->queue_prev; */
     tqueue_insert(q, t);
 }
