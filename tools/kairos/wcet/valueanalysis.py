@@ -212,6 +212,11 @@ class ValueInfo:
         operand, and the register of the index operand."""
         return self._operands.get((func_entry, kind))
 
+    def may_be_device(self, func_entry: int, kind: Kind) -> bool:
+        """Whether the symbolic base ``kind`` of that function may address
+        a device (``device_pointer_variables``)."""
+        return (func_entry, kind) in self._device_kinds
+
     def args_at_call(self, call_addr: int) -> tuple[Val, ...] | None:
         """The values of a0..a7 just before the call (or tail call)
         instruction at ``call_addr``, in its caller's terms (None per
