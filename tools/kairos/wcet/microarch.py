@@ -1161,7 +1161,11 @@ class _Analysis:
             if mn.endswith("w"):               # 32-bit results (sign-extended)
                 src = (min(src[0], 1 << 32), src[1] % min(src[0], 1 << 32))
             val: tuple[int, int] = (1, 0)
-            if mn in ("addi", "addiw"):
+            if ins.cls is InstrClass.LOAD:
+                if ins.mem_width == 8 and self.pointer_loads.get(ins.addr, 0) > 1:
+                    # a [[pointer]] load site: NULL or a multiple of the fact's alignment
+                    val = (self.pointer_loads[ins.addr], 0)
+            elif mn in ("addi", "addiw"):
                 val = (src[0], (src[1] + ins.imm) % src[0])
             elif mn == "lui":
                 val = (top, ins.imm % top)
@@ -1183,6 +1187,25 @@ class _Analysis:
                 val = (t, 0) if t >= src[0] else (src[0], (src[1] & ins.imm) % src[0])
                 if src_flags is not None and not ins.imm & src_flags[0] and src_flags[1] > val[0]:
                     val = (src_flags[1], 0)     # the flags cleared: the aligned pointer part
+            elif mn in ("xor", "or", "sub", "xori", "ori"):
+                # The low bits of the result are those of the operands'
+                # low bits combined (carries and borrows only go upwards).
+                o = (top, ins.imm % top) if mn in ("xori", "ori") else cong.get(ins.rs2, (1, 0))
+                mm = min(src[0], o[0])
+                r = src[1] ^ o[1] if mn.startswith("xor") else src[1] | o[1] if mn.startswith("or") \
+                    else src[1] - o[1]
+                val = (mm, r % mm)
+            elif mn == "and" and (cong.get(ins.rs2, (1, 0))[0] != top or not cong.get(ins.rs2, (1, 0))[1]) \
+                    and (src[0] != top or not src[1]):
+                # ``x & y``, neither a known constant: the low bits are the
+                # operands' low bits and-ed, and bits an operand has clear
+                # stay clear (a pointer masked by an all-ones-or-zero mask).
+                o = cong.get(ins.rs2, (1, 0))
+                mm = min(src[0], o[0])
+                val = (mm, (src[1] & o[1]) % mm)
+                for x in (src, o):
+                    if x[1] == 0 and x[0] > val[0]:
+                        val = (x[0], 0)
             elif mn == "and":
                 # ``x & c`` for a constant ``c`` computed in the chain.
                 for c, o, fl in ((cong.get(ins.rs2, (1, 0)), src, src_flags),
