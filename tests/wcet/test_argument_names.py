@@ -126,3 +126,89 @@ def test_replay_never_above_the_bound(tmp_path: Path, add: int, uoff: int, secon
     an = driver.run(str(elf), ["main"], sp0="__stack_top")
     trace, obs = _observed(elf, "main", "u54")
     assert obs <= path_bound(block_path(an.program, "main", trace), an.results[0].costs) <= an.results[0].bound
+
+
+# Return names: ``get`` loads *ptr, reads word 0 through it and returns it;
+# main reads word 0 of what it got.  With {two} = 1 ``get`` returns one of
+# two pointers (its returns differ): no name, main's read misses again.
+RETURNED = """
+    .data
+    .balign 64
+    .type ptr, @object
+    .size ptr, 8
+ptr:  .dword obj
+    .type ptr2, @object
+    .size ptr2, 8
+ptr2: .dword obj2
+    .type sel, @object
+    .size sel, 8
+sel:  .dword 0
+    .bss
+    .balign 4096
+obj:  .space 2048
+obj2: .space 2048
+    .text
+    .globl main
+main:
+    addi sp, sp, -16
+    sd   ra, 8(sp)
+    call get
+    ld   a1, 0(a0)          # the callee's line, through the returned value
+    ld   ra, 8(sp)
+    addi sp, sp, 16
+    ret
+    .globl get
+get:
+    la   t0, ptr
+    ld   a0, 0(t0)
+    ld   t1, 0(a0)          # first line of *ptr
+    .if {two}
+    la   t2, sel
+    ld   t2, 0(t2)
+    beqz t2, 1f
+    la   t0, ptr2
+    ld   a0, 0(t0)
+1:
+    .endif
+    ret
+"""
+
+
+def _main_read(elf: Path, names: bool) -> float:
+    from kairos.wcet import driver, microarch, report
+    old = microarch.ARG_NAMES
+    microarch.ARG_NAMES = names
+    try:
+        an = driver.run(str(elf), ["main"], sp0="__stack_top", infeasible_paths=False, census=True)
+    finally:
+        microarch.ARG_NAMES = old
+    c = report.miss_census(an.results[0], an)
+    main_ = an.image.symbol("main").addr
+    get = an.image.symbol("get").addr
+    return sum(a["misses"] for a in c["accesses"] if main_ <= int(a["addr"], 16) < get
+               and any(r.startswith("symbolic") for r in a["reasons"]))
+
+
+@needs_cc
+def test_the_caller_hits_the_line_the_callee_read_through_what_it_returns(tmp_path: Path) -> None:
+    elf = build(tmp_path, "ret", asm_src=RETURNED.format(two=0))
+    assert _main_read(elf, True) == 0
+    assert _main_read(elf, False) == 1
+
+
+@needs_cc
+def test_a_callee_returning_one_of_two_values_gives_no_name(tmp_path: Path) -> None:
+    elf = build(tmp_path, "ret", asm_src=RETURNED.format(two=1))
+    assert _main_read(elf, True) == 1
+
+
+@needs_cc
+@pytest.mark.parametrize("two", [0, 1])
+def test_returned_replay_never_above_the_bound(tmp_path: Path, two: int) -> None:
+    from test_symbolic_cache import _observed
+    from kairos.wcet import driver
+    from kairos.wcet.trace import block_path, path_bound
+    elf = build(tmp_path, "ret", asm_src=RETURNED.format(two=two))
+    an = driver.run(str(elf), ["main"], sp0="__stack_top")
+    trace, obs = _observed(elf, "main", "u54")
+    assert obs <= path_bound(block_path(an.program, "main", trace), an.results[0].costs) <= an.results[0].bound

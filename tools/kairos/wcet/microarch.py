@@ -301,6 +301,9 @@ class _Analysis:
         self._canon: dict[tuple[Context, Any], tuple[tuple[Context, Any], int]] = {}
         self._canon_facts: dict[tuple[Context, Any], tuple[int, int]] = {}
         self._canon_defs: dict[Context, set[int]] = defaultdict(set)
+        # return values named by the callee (``_returned_name``)
+        self.returned = getattr(value_info, "returned", None) if symbolic else None
+        self._call_sites: dict[int, dict[int, int]] = {}
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
         self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
@@ -965,7 +968,10 @@ class _Analysis:
             return got
         got = (key, 0)
         self._canon[key] = got              # a way round (none without recursion): itself
-        if self.arg_names and isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 \
+        if self.arg_names and isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 \
+                and self.returned is not None:
+            got = self._returned_name(ctx, kind[1]) or got
+        elif self.arg_names and isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 \
                 and ctx and ctx[0] >= 0:
             if self._callers is None:
                 self._callers = self.p.context_callers(self.entry)
@@ -994,6 +1000,37 @@ class _Analysis:
                     self._canon_defs[got[0][0]].add(got[0][1][1])
         self._canon[key] = got
         return got
+
+    def _returned_name(self, ctx: Context, addr: int) -> tuple[tuple[Context, Any], int] | None:
+        """For the value a call instruction at ``addr`` names (a0 after the
+        call): the callee's name for what it returns, in the callee's
+        context, when every return of the callee gives it (plus one
+        constant) and that context is entered from this call alone (not
+        shared): it is entered again only when this call runs again,
+        which also redefines the caller's name.  None otherwise."""
+        f = self.ctx_func.get(ctx)
+        if f is None:
+            return None
+        calls = self._call_sites.get(f.entry)
+        if calls is None:
+            calls = self._call_sites[f.entry] = {f.blocks[bs].last.addr: callee for bs, callee in f.calls
+                                                 if f.blocks[bs].kind is Term.CALL}
+        callee = calls.get(addr)
+        if callee is None:
+            return None
+        cctx = self.p.callee_context(ctx, addr, callee)
+        cf = self.ctx_func.get(cctx)
+        if cf is None or not cctx or cctx[0] < 0:
+            return None
+        val = self.returned(cf.entry)
+        if val is None or getattr(self.value_info, "may_be_device", lambda *_: True)(cf.entry, val[0]):
+            return None
+        if isinstance(val[0], tuple) and val[0][0] == "a" and val[0][1] == 2:
+            return None                 # the callee's stack: gone once it returns
+        top, off = self.canonical(cctx, val[0])
+        if top[1][0] == "d":
+            self._canon_defs[top[0]].add(top[1][1])
+        return (top, off + val[1])
 
     def _own_family(self, key: tuple[Context, Any]):
         """``family`` by the base's own function's object facts only."""
@@ -1600,9 +1637,12 @@ class _Analysis:
             # every renaming before the fixpoint: a definition that names a
             # callee's argument must end that name's lines in its caller
             # (``_canon_defs``) from the first pass on
-            for ctx in self.ctx_func:
+            for ctx, f in self.ctx_func.items():
                 for r in range(10, 18):
                     self.canonical(ctx, ("a", r))
+                for bs, _callee in f.calls:
+                    if f.blocks[bs].kind is Term.CALL:
+                        self.canonical(ctx, ("d", f.blocks[bs].last.addr))
         self.build_graph()
         self.find_walks()
         self.compute_persistence()

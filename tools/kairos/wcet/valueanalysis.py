@@ -118,6 +118,8 @@ class ValueInfo:
         self._defs: dict[int, frozenset[int]] = {}
         # a0..a7 at each call (and tail call) instruction, for ``args_at_call``.
         self._args_at_call: dict[int, tuple[Val, ...]] = {}
+        # a0 at each way out of a function (None: a tail call's), for ``returned``.
+        self._returns: dict[int, list[Val]] = {}
         slots = device_pointer_variables(self.image)
         #: Whether pointers of unknown value may be assumed to address
         #: memory (those of volatile-pointer variables excepted): only with
@@ -216,6 +218,17 @@ class ValueInfo:
         """Whether the symbolic base ``kind`` of that function may address
         a device (``device_pointer_variables``)."""
         return (func_entry, kind) in self._device_kinds
+
+    def returned(self, func_entry: int) -> Val:
+        """The value the function returns in a0, in its own terms, when
+        every return gives the same one (a symbolic base plus one
+        constant); None otherwise (a tail call, an unknown value, values
+        that differ)."""
+        vals = self._returns.get(func_entry)
+        if not vals or any(v is None or v != vals[0] for v in vals) or not is_symbolic(vals[0][0]) \
+                or vals[0][1] != vals[0][2]:
+            return None
+        return vals[0]
 
     def args_at_call(self, call_addr: int) -> tuple[Val, ...] | None:
         """The values of a0..a7 just before the call (or tail call)
@@ -465,6 +478,9 @@ class ValueInfo:
             for ins in blk.instrs:
                 if ins is blk.last and blk.kind in (Term.CALL, Term.TAILCALL):
                     self._args_at_call[ins.addr] = tuple(regs.get(r) for r in range(10, 18))
+                if ins is blk.last and blk.kind in (Term.RETURN, Term.TAILCALL):
+                    self._returns.setdefault(f.entry, []).append(regs.get(10) if blk.kind is Term.RETURN
+                                                                 else None)
                 self._step(regs, ins, f, record=True)
 
     @staticmethod
