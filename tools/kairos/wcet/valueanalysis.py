@@ -489,7 +489,12 @@ class ValueInfo:
         new value named by the call instruction."""
         for r in CALLER_SAVED:
             regs.pop(r, None)
-        regs[10] = (("d", blk.last.addr), 0, 0)
+        # a callee-saved register may still hold what this call returned
+        # the last time round a loop: an older value of the same name
+        kind = ("d", blk.last.addr)
+        for r in [r for r, x in regs.items() if x is not None and x[0] == kind]:
+            del regs[r]
+        regs[10] = (kind, 0, 0)
 
     def _merge(self, f: Function, t: int, edge_out, header, old, n: int) -> dict[int, Val]:
         def current(st: dict[int, Val]) -> dict[int, Val]:
