@@ -1987,6 +1987,9 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
     if members is None:
         return [], [f"{fact.origin}: no DWARF type information in the ELF (fact unused)"]
     offsets: dict[int, list[str]] = {}
+    # (offset, structure size, member): the member of an array element at
+    # a constant index folded into the displacement (``c[2].sc``)
+    elements: list[tuple[int, int, str]] = []
     flags = getattr(fact, "flags", None)
     for name in fact.fields:
         got = _member_path(members, name)
@@ -1997,6 +2000,9 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
         if flags is None and got[1] != "pointer":
             raise WcetError(f"{fact.origin}: member {name!r} is not a pointer")
         offsets.setdefault(got[0], []).append(name.rsplit(".", 1)[1])
+        size = image.__dict__.get("_wcet_sizes", {}).get(name.split(".", 1)[0], 0)
+        if size > 0:
+            elements.append((got[0], size, name.rsplit(".", 1)[1]))
     if fact.functions:
         missing = [n for n in fact.functions if not image.has_symbol(n)]
         if missing:
@@ -2018,11 +2024,15 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
             if ins.addr in seen or ins.cls is not InstrClass.LOAD or ins.mem_width != 8:
                 continue
             names = offsets.get(ins.imm)
-            if not names:
+            elems = [n for off, size, n in elements
+                     if ins.imm > off and (ins.imm - off) % size == 0 and (ins.imm - off) // size < 64]
+            if not names and not elems:
                 continue
             li = image.line_of(ins.addr)
             text = src.line(*li) if li is not None else None
-            if text is not None and any(re.search(r"(->|\.)\s*" + re.escape(n) + r"\b", text) for n in names):
+            if text is not None and (any(re.search(r"(->|\.)\s*" + re.escape(n) + r"\b", text) for n in names or ())
+                                     or any(re.search(r"\]\s*\.\s*" + re.escape(n) + r"\b", text)
+                                            for n in elems)):
                 seen.add(ins.addr)
                 sites.append(ins.addr)
     notes = ["trusted: " + fact.describe() + f": {len(sites)} load site(s)"]
@@ -2058,11 +2068,15 @@ def _dwarf_members(image: Any) -> dict[str, tuple[int, str]] | None:
     try:
         if elf is not None and elf.has_dwarf_info():
             out = {}
+            sizes: dict[str, int] = {}
+            image.__dict__["_wcet_sizes"] = sizes
             for cu in elf.get_dwarf_info().iter_CUs():
                 for die in cu.iter_DIEs():
                     if die.tag != "DW_TAG_structure_type" or "DW_AT_name" not in die.attributes:
                         continue
                     sname = die.attributes["DW_AT_name"].value.decode(errors="replace")
+                    if "DW_AT_byte_size" in die.attributes:
+                        sizes[sname] = die.attributes["DW_AT_byte_size"].value
                     for m in die.iter_children():
                         if m.tag != "DW_TAG_member" or "DW_AT_name" not in m.attributes:
                             continue
