@@ -60,9 +60,27 @@ __attribute__((noinline)) unsigned long indexed8(unsigned long w, unsigned long 
     return s->a + s->d;
 }
 
+/* One of two pointers chosen without a branch, b ^ ((a ^ b) & m) with m all
+ * ones or zero: a multiple of 32 when both are, whatever m (shifted, not
+ * masked, so that the compiler cannot apply one mask to the result). */
+__attribute__((noinline)) unsigned long picked32(unsigned long w, unsigned long v, unsigned long i)
+{
+    unsigned long a = w << 5, b = v << 6, m = -(unsigned long)(i > 3);
+    struct slot *s = (struct slot *)(b ^ ((a ^ b) & m));
+    return s->a + s->d;
+}
+
+__attribute__((noinline)) unsigned long picked8(unsigned long w, unsigned long v, unsigned long i)
+{
+    unsigned long a = w << 5, b = v << 3, m = -(unsigned long)(i > 3);
+    struct slot *s = (struct slot *)(b ^ ((a ^ b) & m));
+    return s->a + s->d;
+}
+
 unsigned long run(unsigned long w, unsigned long i)
 {
-    return unmasked(w) + masked32(w) + masked8(w) + maskvar(w) + indexed32(w, i) + indexed8(w, i);
+    return unmasked(w) + masked32(w) + masked8(w) + maskvar(w) + indexed32(w, i) + indexed8(w, i) +
+           picked32(w >> 5, w >> 6, i) + picked8(w >> 5, w >> 3, i);
 }
 
 int main(void)
@@ -102,6 +120,8 @@ def test_a_mask_or_shift_aligns_the_slot(analysed) -> None:
     assert _cost(an, res, "maskvar") <= _cost(an, res, "masked8") - 150
     # base + i * 32 keeps the base's 32; base + i * 8 has only 8
     assert _cost(an, res, "indexed32") <= _cost(an, res, "indexed8") - 150
+    # a branchless choice (xor, and with a mask) of two multiples of 32
+    assert _cost(an, res, "picked32") <= _cost(an, res, "picked8") - 150
 
 
 @needs_cc
@@ -113,6 +133,8 @@ def test_the_rule_does_not_apply_where_it_must_not(analysed) -> None:
     assert _cost(an, res, "masked32") < _cost(an, res, "unmasked")
     assert _cost(an, res, "masked8") > _cost(an, res, "unmasked") - 150
     assert _cost(an, res, "indexed8") > _cost(an, res, "unmasked") - 150
+    # one of the two choices only a multiple of 8: the choice may be too
+    assert _cost(an, res, "picked8") > _cost(an, res, "unmasked") - 150
 
 
 @needs_cc

@@ -161,3 +161,27 @@ def test_by_site_keeps_the_worst_context(result: regions.LatencyResult) -> None:
     assert len(rows) == 4
     wfi_row, n = next((r, n) for r, n in rows if r.start.kind == "wfi")
     assert n == 2 and wfi_row.response == max(r.response for r in result.regions if r.start.kind == "wfi")
+
+
+def test_miss_census_of_the_worst_region(minikernel, tmp_path: Path, capsys) -> None:
+    """``--misses``: the worst region's data-cache misses by reason (and the
+    interrupt entry's when the region ends at sret), with the same bound;
+    the misses charged are part of the region's cycles."""
+    elf, ann = minikernel
+    plain = regions.analyse(str(elf), annotations.load(str(ann)), model_name="u54", table=False)
+    res = regions.analyse(str(elf), annotations.load(str(ann)), model_name="u54", table=False, census=True)
+    assert plain.misses is None
+    assert res.bound == plain.bound
+    worst = res.worst
+    c = res.misses["region"]
+    assert c is not None and c["cycles"] > 0
+    assert c["cycles"] <= worst.response - worst.handling
+    assert sum(v["cycles"] for v in c["by_reason"].values()) == c["cycles"]
+    assert c["accesses"] and all(a["function"] != "?" for a in c["accesses"])
+    assert ("interrupt entry" in res.misses) == worst.end.startswith("sret")
+    js = tmp_path / "lat.json"
+    rc = main(["latency", str(elf), "-a", str(ann), "--bound-only", "--misses", "--json", str(js)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "(region): data-cache misses on the worst path" in " ".join(out.split())
+    assert json.loads(js.read_text())["misses"]["region"]["cycles"] == c["cycles"]

@@ -203,3 +203,49 @@ def test_facts_the_elf_contradicts_are_errors(elf: Path, text: str, msg: str) ->
     with pytest.raises(WcetError) as exc:
         _run(elf, text)
     assert msg in str(exc.value) and "\n" not in str(exc.value)
+
+
+# An array of structures read at a constant index: the member's load has
+# the element's offset folded into its displacement (``slots[2].obj`` at
+# 2 * 16 + 8).  It is a load site where the source line names the member
+# after a subscript; the same displacement on a line that does not (a
+# plain word of another array) is not.
+ELEMENTS = r"""
+struct obj { unsigned long a, b; };
+struct slot { unsigned long key; struct obj *obj; };
+struct slot slots[4];
+unsigned long words[8];
+
+__attribute__((noinline)) unsigned long third(struct slot *s)
+{
+    return s[2].obj->a;
+}
+
+__attribute__((noinline)) unsigned long plain(unsigned long *w)
+{
+    return w[5];
+}
+
+int main(void)
+{
+    return (int)(third(slots) + plain(words));
+}
+"""
+
+
+@needs_cc
+def test_an_array_elements_member_is_a_load_site(tmp_path: Path) -> None:
+    from kairos.wcet import microarch
+    from kairos.wcet.elfimage import ElfImage
+    elf = build(tmp_path, "elements", c_src=ELEMENTS)
+    image = ElfImage(str(elf))
+    fact = annotations.parse('[[pointer]]\nfields = ["slot.obj"]\nalign = 16\nnote = "test"\n',
+                             "facts.toml").pointers[0]
+    sites, _notes = microarch.pointer_loads(image, fact, [str(tmp_path)])
+    third, plain = image.symbol("third"), image.symbol("plain")
+    loads = {a: image.instr(a) for a in range(third.addr, third.addr + third.size, 2)}
+    want = [a for a, i in loads.items() if i.mnemonic == "ld" and i.imm == 40]
+    assert want and [a for a in sites if third.addr <= a < third.addr + third.size] == want
+    # the same displacement reading a plain word: not a site
+    assert image.instr(plain.addr).imm == 40
+    assert not [a for a in sites if plain.addr <= a < plain.addr + plain.size]

@@ -39,6 +39,10 @@ def register(sub) -> None:
     p.add_argument("--worst-handling", action="store_true",
                    help="charge every region ending at a preemption point the worst handling path of any "
                         "preemption point (the composition before per-poll handling paths; for comparison)")
+    p.add_argument("--misses", action="store_true",
+                   help="miss census of the worst region: its data-cache misses by reason, the accesses "
+                        "charged most and those that wiped the most lines, and the same for the interrupt "
+                        "entry when the region ends at sret (also in --json as \"misses\")")
     p.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report")
     p.add_argument("--quiet", "-q", action="store_true", help="no table, no progress bar")
@@ -89,7 +93,8 @@ def _run(args: argparse.Namespace) -> int:
         raise WcetError("--observe needs every region's bound: drop --bound-only")
     kw = dict(model_name=args.model, entry=args.entry, context_budget=budget, table=not args.bound_only,
               top_lengths=args.top, all_lengths=bool(args.observe),
-              unwind_facts=not args.no_unwind_facts, per_poll_handling=not args.worst_handling)
+              unwind_facts=not args.no_unwind_facts, per_poll_handling=not args.worst_handling,
+              census=args.misses)
     if not args.quiet and err.is_terminal:
         with Progress(TextColumn("[bold]latency[/]"), BarColumn(), TextColumn("{task.description}"),
                       TimeElapsedColumn(), console=err, transient=True) as prog:
@@ -124,6 +129,13 @@ def _run(args: argparse.Namespace) -> int:
     out = Console(width=max(Console().width, 160))
     if not args.quiet:
         report.print_summary(res, out, top=args.top)
+        if res.misses:
+            from kairos.wcet.report import print_census_tables
+            worst = res.worst
+            for part, c in res.misses.items():
+                if c is not None:
+                    bound = worst.response - worst.handling if part == "region" else res.interrupt_entry
+                    print_census_tables(f"{worst.name} ({part})", bound, c, out)
     if observed is not None:
         report.print_observed(observed, out)
         bad = [r for r in observed["regions"] if not r["within"]]

@@ -103,6 +103,10 @@ class LatencyResult:
     warnings: list[str] = field(default_factory=list)
     #: per preemption-point call site: (function, source, worst handling path over its contexts, contexts)
     poll_handling: list[tuple[str, str, int, int]] = field(default_factory=list)
+    #: ``census=True``: the miss census (``wcet.report.census_of``) of the
+    #: worst region's own path ("region") and of the handling path charged
+    #: at its end when that is the interrupt entry ("interrupt entry")
+    misses: dict[str, dict] | None = None
 
     @property
     def bound(self) -> int:
@@ -203,7 +207,7 @@ def _forbid(branches: dict[int, tuple[int, int]], which: int) -> Callable:
 def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: str = "trap_entry",
             context_budget: int | None = DEFAULT_CONTEXT_BUDGET, table: bool = True, top_lengths: int = 10,
             all_lengths: bool = False, progress: Callable[[str, float], None] | None = None,
-            unwind_facts: bool = True, per_poll_handling: bool = True) -> LatencyResult:
+            unwind_facts: bool = True, per_poll_handling: bool = True, census: bool = False) -> LatencyResult:
     """Bound every region below ``entry`` (``table``: one ILP solve per
     region; otherwise one solve over all starts gives the bound and the
     worst region only), and the own length of the worst context of the
@@ -211,7 +215,9 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     every region).  ``unwind_facts``: tie a taken poll's result to the
     callers' tests on the handling path (``unwind``).  ``per_poll_handling``:
     a region ending at a poll is charged the handling path from that poll
-    (in that context), not the worst over every poll."""
+    (in that context), not the worst over every poll.  ``census``: also
+    the data-cache misses of the worst region's path by reason
+    (``LatencyResult.misses``; the bounds are the same)."""
     t0 = time.perf_counter()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
@@ -240,7 +246,8 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         say("cache and pipeline analysis", 0.1)
         objects, notes = microarch.object_facts(image, annotations)
         warnings.extend(notes)
-        costs = microarch.analyse(program, entry, modelmod.get_preset(model_name), values, objects=objects)
+        costs = microarch.analyse(program, entry, modelmod.get_preset(model_name), values, objects=objects,
+                                  census=census)
         cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
         pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731
     resumed = [s for s in starts if s.kind != "entry"]
@@ -387,9 +394,16 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         by_site.setdefault(site, []).append(v)
     per_site = sorted(((next(s.function for s in resumed if s.site == site), image.source_of(site), max(v), len(v))
                        for site, v in by_site.items()), key=lambda t: -t[2])
+    misses = None
+    if census and model_name != "simple":
+        from kairos.wcet.report import census_of
+        worst_res = pairs[0][1]
+        misses = {"region": census_of(costs, worst_res, image)}
+        if regions[0].end.startswith("sret"):
+            misses["interrupt entry"] = census_of(costs, irq_entry, image)
     return LatencyResult(elf, model_name, entry, regions, irq_entry.bound, irq_entry.path, handling, params,
                          sorted(n for n in poll_names if n), len(all_starts), time.perf_counter() - t0, warnings,
-                         per_site)
+                         per_site, misses)
 
 
 def _flow_from(res: ipet.IpetResult, g: ipet.InlinedGraph, edge: int) -> bool:

@@ -86,7 +86,7 @@ def to_json(res: LatencyResult) -> dict:
             "analysis_seconds": round(res.seconds, 2),
             "worst_region": {"name": worst.name, "context": worst.chain, "response_cycles": worst.response,
                              "length_cycles": worst.length, "end": worst.end},
-            "regions": regions, "warnings": res.warnings}
+            "regions": regions, "warnings": res.warnings, "misses": res.misses}
 
 
 def write_json(res: LatencyResult, path: str) -> None:

@@ -100,6 +100,11 @@ OBJECT_LOOPS = True
 #: Symbolic accesses whose base's alignment (a way's worth: ``sets_of``)
 #: leaves a few sets refill only those (False: any set, as before).
 PLACED_SETS = True
+#: An argument register whose value every call into its context passes from
+#: one caller is named by the caller's name for that value (``canonical``),
+#: so the lines the caller touched through it are the callee's too (False:
+#: each function's arguments are new values, as before).
+ARG_NAMES = True
 
 
 class AnalysisState(NamedTuple):
@@ -260,7 +265,9 @@ class _Access:
     lines: tuple[tuple[int, ...] | None, ...]
     device: str  # "no", "may", "all"
     brange: tuple[int, int]
-    sym: tuple[Any, int, int] | None = None   # (base, lo, hi) offsets from a symbolic base
+    # (base, lo, hi): offsets from a symbolic base, ``base`` being its
+    # canonical key (context, kind) (``_Analysis.canonical``)
+    sym: tuple[Any, int, int] | None = None
 
 
 class _Analysis:
@@ -287,6 +294,16 @@ class _Analysis:
         # (``_argument_alignment``).
         self.args_at_call = getattr(value_info, "args_at_call", None) if symbolic else None
         self._callers: dict[Context, list[tuple[Context, int]]] | None = None
+        # ``canonical``: (context, kind) -> (the caller's key, offset); the
+        # object facts of arguments so renamed (key -> (size, align)); the
+        # definitions per context whose names stand for a callee's argument.
+        self.arg_names = ARG_NAMES and self.args_at_call is not None
+        self._canon: dict[tuple[Context, Any], tuple[tuple[Context, Any], int]] = {}
+        self._canon_facts: dict[tuple[Context, Any], tuple[int, int]] = {}
+        self._canon_defs: dict[Context, set[int]] = defaultdict(set)
+        # return values named by the callee (``_returned_name``)
+        self.returned = getattr(value_info, "returned", None) if symbolic else None
+        self._call_sites: dict[int, dict[int, int]] = {}
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
         self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
@@ -358,6 +375,8 @@ class _Analysis:
             # analysis says it may be one).
             sym = self.symbolic(self.ctx_func[ctx].entry, ins.addr)
             if sym is not None:
+                skey, off = self.canonical(ctx, sym[0])
+                sym = (skey, sym[1] + off, sym[2] + off)
                 acc = _Access((None,) * len(self.levels), "no",
                               ANY_RANGE if r is None else (int(r[0]), int(r[1])), sym)
                 self._access_cache[key] = acc
@@ -498,7 +517,7 @@ class _Analysis:
                     if ins.cls not in MEM_CLASSES:
                         continue
                     acc = self.daccess(ctx, ins)
-                    fam = self.family((ctx, acc.sym[0])) if acc.sym is not None and acc.device == "no" else None
+                    fam = self.family(acc.sym[0]) if acc.sym is not None and acc.device == "no" else None
                     if fam is None or root is not None and fam[0] != root:
                         self._objloops[(ctx, header)] = None
                         return None
@@ -818,9 +837,10 @@ class _Analysis:
             val = incoming.get(src) if src is not None else None
             iv: tuple = ()
             if val is not None and isinstance(val[0], tuple) and val[1] == val[2]:
-                have = orig.get((tctx, val[0]))
+                ckey, coff = self.canonical(tctx, val[0])
+                have = orig.get(ckey)
                 if have:
-                    iv = tuple((a - val[1], b - val[1]) for a, b in have)
+                    iv = tuple((a - val[1] - coff, b - val[1] - coff) for a, b in have)
             if iv:
                 sym[key] = iv
             else:
@@ -845,13 +865,15 @@ class _Analysis:
         fe = self.ctx_func[ctx].entry
         facts = self.objects.get(fe)
         got = None
-        if facts and isinstance(kind, tuple):
+        if key in self._canon_facts:
+            got = (key, None)                 # the caller's name of an argument an object fact covers
+        elif facts and isinstance(kind, tuple):
             if kind[0] == "a" and kind[1] in facts:
-                got = (key, None)
+                got = (self.canonical(ctx, kind)[0], None)
             elif kind[0] in ("d", "p") and self.derived_from is not None:
                 r = self.derived_from(fe, kind)
                 if r is not None and r in facts:
-                    got = ((ctx, ("a", r)), (0, facts[r][0]))
+                    got = (self.canonical(ctx, ("a", r))[0], (0, facts[r][0]))
         self._families[key] = got
         return got
 
@@ -873,9 +895,9 @@ class _Analysis:
         ctx, kind = key
         line = cap or self.levels[self.sym_level].config.line
         fam = self.family(key)
-        if fam is not None:
+        if fam is not None and not (fam[1] is None and key in self._canon_facts):
             fe = self.ctx_func[ctx].entry
-            size_align = self.objects[fe][fam[0][1][1]]
+            size_align = self.objects[fe][kind[1] if fam[1] is None else self.derived_from(fe, kind)]
             root = min(size_align[1], line)
             if fam[1] is None:
                 got = (root, 0) if root > 1 else None
@@ -924,8 +946,102 @@ class _Analysis:
         elif isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 and self.args_at_call is not None:
             aligns[key] = None                  # a recursive way round: nothing
             got = self._argument_alignment(ctx, kind[1], line)
+        fact = self._canon_facts.get(key)
+        if fact is not None and min(fact[1], line) > 1 and (got is None or got[0] < min(fact[1], line)):
+            got = (min(fact[1], line), 0)       # a callee's object fact on this very value
         aligns[key] = got
         return got
+
+    def canonical(self, ctx: Context, kind: Any) -> tuple[tuple[Context, Any], int]:
+        """The key under which the symbolic lines of base ``kind`` in
+        ``ctx`` are tracked, and the offset of ``kind`` from it: for an
+        argument register a0..a7 of a context entered from one call site
+        (a full call string), the caller's name for the value it passes
+        there plus its constant offset, followed up the call string; the
+        base itself otherwise.  The register holds exactly that value at
+        the call, and the caller's name cannot be redefined while the
+        callee runs (no recursion), so both names mean one value
+        (processor-model.md §3 "Argument names")."""
+        key = (ctx, kind)
+        got = self._canon.get(key)
+        if got is not None:
+            return got
+        got = (key, 0)
+        self._canon[key] = got              # a way round (none without recursion): itself
+        if self.arg_names and isinstance(kind, tuple) and kind[0] == "d" and len(kind) == 2 \
+                and self.returned is not None:
+            got = self._returned_name(ctx, kind[1]) or got
+        elif self.arg_names and isinstance(kind, tuple) and kind[0] == "a" and 10 <= kind[1] <= 17 \
+                and ctx and ctx[0] >= 0:
+            if self._callers is None:
+                self._callers = self.p.context_callers(self.entry)
+            callers = self._callers.get(ctx, ())
+            cctx, site_block = callers[0] if len(callers) == 1 else (None, None)
+            cf = self.ctx_func.get(cctx) if cctx is not None else None
+            vals = self.args_at_call(cf.blocks[site_block].last.addr) if cf is not None else None
+            val = vals[kind[1] - 10] if vals is not None else None
+            if val is not None and isinstance(val[0], tuple) and val[1] == val[2] \
+                    and not getattr(self.value_info, "may_be_device", lambda *_: True)(cf.entry, val[0]):
+                top, off = self.canonical(cctx, val[0])
+                off += val[1]
+                fact = self.objects.get(self.ctx_func[ctx].entry, {}).get(kind[1])
+                if fact is None:
+                    got = (top, off)
+                elif off == 0 and self._own_family(top) in (None, (top, None)):
+                    # an object fact's argument: its family is rooted at the
+                    # caller's name (``family``), with the fact's alignment
+                    old = self._canon_facts.get(top)
+                    self._canon_facts[top] = fact if old is None or old[1] < fact[1] else old
+                    self._families.pop(top, None)
+                    self._aligns.pop(top, None)
+                    self._way_aligns.pop(top, None)
+                    got = (top, 0)
+                if got[0] != key and got[0][1][0] == "d":
+                    self._canon_defs[got[0][0]].add(got[0][1][1])
+        self._canon[key] = got
+        return got
+
+    def _returned_name(self, ctx: Context, addr: int) -> tuple[tuple[Context, Any], int] | None:
+        """For the value a call instruction at ``addr`` names (a0 after the
+        call): the callee's name for what it returns, in the callee's
+        context, when every return of the callee gives it (plus one
+        constant) and that context is entered from this call alone (not
+        shared): it is entered again only when this call runs again,
+        which also redefines the caller's name.  None otherwise."""
+        f = self.ctx_func.get(ctx)
+        if f is None:
+            return None
+        calls = self._call_sites.get(f.entry)
+        if calls is None:
+            calls = self._call_sites[f.entry] = {f.blocks[bs].last.addr: callee for bs, callee in f.calls
+                                                 if f.blocks[bs].kind is Term.CALL}
+        callee = calls.get(addr)
+        if callee is None:
+            return None
+        cctx = self.p.callee_context(ctx, addr, callee)
+        cf = self.ctx_func.get(cctx)
+        if cf is None or not cctx or cctx[0] < 0:
+            return None
+        val = self.returned(cf.entry)
+        if val is None or getattr(self.value_info, "may_be_device", lambda *_: True)(cf.entry, val[0]):
+            return None
+        if isinstance(val[0], tuple) and val[0][0] == "a" and val[0][1] == 2:
+            return None                 # the callee's stack: gone once it returns
+        top, off = self.canonical(cctx, val[0])
+        if top[1][0] == "d":
+            self._canon_defs[top[0]].add(top[1][1])
+        return (top, off + val[1])
+
+    def _own_family(self, key: tuple[Context, Any]):
+        """``family`` by the base's own function's object facts only."""
+        ctx, kind = key
+        facts = self.objects.get(self.ctx_func[ctx].entry) if self.objects else None
+        if not facts or not isinstance(kind, tuple):
+            return None
+        if kind[0] == "a":
+            return (key, None) if kind[1] in facts else None
+        r = self.derived_from(self.ctx_func[ctx].entry, kind) if kind[0] in ("d", "p") and self.derived_from else None
+        return (key, (0, 0)) if r is not None and r in facts else None
 
     def sets_of(self, key: tuple[Context, Any], lo: int, hi: int) -> frozenset[int] | None:
         """The sets of the first data level that bytes ``[lo, hi)`` from the
@@ -1082,7 +1198,11 @@ class _Analysis:
             if mn.endswith("w"):               # 32-bit results (sign-extended)
                 src = (min(src[0], 1 << 32), src[1] % min(src[0], 1 << 32))
             val: tuple[int, int] = (1, 0)
-            if mn in ("addi", "addiw"):
+            if ins.cls is InstrClass.LOAD:
+                if ins.mem_width == 8 and self.pointer_loads.get(ins.addr, 0) > 1:
+                    # a [[pointer]] load site: NULL or a multiple of the fact's alignment
+                    val = (self.pointer_loads[ins.addr], 0)
+            elif mn in ("addi", "addiw"):
                 val = (src[0], (src[1] + ins.imm) % src[0])
             elif mn == "lui":
                 val = (top, ins.imm % top)
@@ -1104,6 +1224,25 @@ class _Analysis:
                 val = (t, 0) if t >= src[0] else (src[0], (src[1] & ins.imm) % src[0])
                 if src_flags is not None and not ins.imm & src_flags[0] and src_flags[1] > val[0]:
                     val = (src_flags[1], 0)     # the flags cleared: the aligned pointer part
+            elif mn in ("xor", "or", "sub", "xori", "ori"):
+                # The low bits of the result are those of the operands'
+                # low bits combined (carries and borrows only go upwards).
+                o = (top, ins.imm % top) if mn in ("xori", "ori") else cong.get(ins.rs2, (1, 0))
+                mm = min(src[0], o[0])
+                r = src[1] ^ o[1] if mn.startswith("xor") else src[1] | o[1] if mn.startswith("or") \
+                    else src[1] - o[1]
+                val = (mm, r % mm)
+            elif mn == "and" and (cong.get(ins.rs2, (1, 0))[0] != top or not cong.get(ins.rs2, (1, 0))[1]) \
+                    and (src[0] != top or not src[1]):
+                # ``x & y``, neither a known constant: the low bits are the
+                # operands' low bits and-ed, and bits an operand has clear
+                # stay clear (a pointer masked by an all-ones-or-zero mask).
+                o = cong.get(ins.rs2, (1, 0))
+                mm = min(src[0], o[0])
+                val = (mm, (src[1] & o[1]) % mm)
+                for x in (src, o):
+                    if x[1] == 0 and x[0] > val[0]:
+                        val = (x[0], 0)
             elif mn == "and":
                 # ``x & c`` for a constant ``c`` computed in the chain.
                 for c, o, fl in ((cong.get(ins.rs2, (1, 0)), src, src_flags),
@@ -1147,6 +1286,8 @@ class _Analysis:
         if self.symbolic_defs is not None:
             fentry = self.ctx_func[ctx].entry
             defs = self.symbolic_defs(fentry)
+            if ctx in self._canon_defs:
+                defs = defs | self._canon_defs[ctx]
             if state.symbolic:
                 # On entry to the function its arguments are new values, and
                 # an address derived from one in an earlier call is no longer
@@ -1233,7 +1374,7 @@ class _Analysis:
         for ln in after_k - before_k:
             lost.pop(("k", ln), None)
         line = self.levels[sl].config.line
-        own = (key[0], acc.sym[0]) if acc.sym is not None else None
+        own = acc.sym[0] if acc.sym is not None else None
         for b, iv in before_s.items():
             gone = _iv_lines(iv, line) - _iv_lines(runs.state.get(b, ()), line)
             if gone > 0:
@@ -1314,13 +1455,13 @@ class _Analysis:
                 # No penalty in the pipeline: the misses of the run are
                 # added to the block's cost at its end (monotonicity).
                 base, lo, hi = acc.sym
-                if runs.access((key[0], base), lo, hi, ins.mem_width):
+                if runs.access(base, lo, hi, ins.mem_width):
                     dcat = AH
                     if lv.config.analysis_ways > 1:      # an LRU hit reorders its (unknown) set
                         must[k] = must[k].access_unknown(None)
                 else:
                     dcat = SYM
-                    must[k] = must[k].access_unknown(self.sets_of((key[0], base), lo, hi) if self.placed else None)
+                    must[k] = must[k].access_unknown(self.sets_of(base, lo, hi) if self.placed else None)
                     may[k] = may[k].access_unknown(None)
                 continue
             lines = acc.lines[k]
@@ -1492,6 +1633,16 @@ class _Analysis:
         self._charges()
 
     def run(self) -> BlockCosts:
+        if self.arg_names and self.symbolic is not None:
+            # every renaming before the fixpoint: a definition that names a
+            # callee's argument must end that name's lines in its caller
+            # (``_canon_defs``) from the first pass on
+            for ctx, f in self.ctx_func.items():
+                for r in range(10, 18):
+                    self.canonical(ctx, ("a", r))
+                for bs, _callee in f.calls:
+                    if f.blocks[bs].kind is Term.CALL:
+                        self.canonical(ctx, ("d", f.blocks[bs].last.addr))
         self.build_graph()
         self.find_walks()
         self.compute_persistence()
@@ -1836,6 +1987,9 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
     if members is None:
         return [], [f"{fact.origin}: no DWARF type information in the ELF (fact unused)"]
     offsets: dict[int, list[str]] = {}
+    # (offset, structure size, member): the member of an array element at
+    # a constant index folded into the displacement (``c[2].sc``)
+    elements: list[tuple[int, int, str]] = []
     flags = getattr(fact, "flags", None)
     for name in fact.fields:
         got = _member_path(members, name)
@@ -1846,6 +2000,9 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
         if flags is None and got[1] != "pointer":
             raise WcetError(f"{fact.origin}: member {name!r} is not a pointer")
         offsets.setdefault(got[0], []).append(name.rsplit(".", 1)[1])
+        size = image.__dict__.get("_wcet_sizes", {}).get(name.split(".", 1)[0], 0)
+        if size > 0:
+            elements.append((got[0], size, name.rsplit(".", 1)[1]))
     if fact.functions:
         missing = [n for n in fact.functions if not image.has_symbol(n)]
         if missing:
@@ -1867,11 +2024,15 @@ def pointer_loads(image: Any, fact: Any, source_dirs: list[str] = ()) -> tuple[l
             if ins.addr in seen or ins.cls is not InstrClass.LOAD or ins.mem_width != 8:
                 continue
             names = offsets.get(ins.imm)
-            if not names:
+            elems = [n for off, size, n in elements
+                     if ins.imm > off and (ins.imm - off) % size == 0 and (ins.imm - off) // size < 64]
+            if not names and not elems:
                 continue
             li = image.line_of(ins.addr)
             text = src.line(*li) if li is not None else None
-            if text is not None and any(re.search(r"(->|\.)\s*" + re.escape(n) + r"\b", text) for n in names):
+            if text is not None and (any(re.search(r"(->|\.)\s*" + re.escape(n) + r"\b", text) for n in names or ())
+                                     or any(re.search(r"\]\s*\.\s*" + re.escape(n) + r"\b", text)
+                                            for n in elems)):
                 seen.add(ins.addr)
                 sites.append(ins.addr)
     notes = ["trusted: " + fact.describe() + f": {len(sites)} load site(s)"]
@@ -1907,11 +2068,15 @@ def _dwarf_members(image: Any) -> dict[str, tuple[int, str]] | None:
     try:
         if elf is not None and elf.has_dwarf_info():
             out = {}
+            sizes: dict[str, int] = {}
+            image.__dict__["_wcet_sizes"] = sizes
             for cu in elf.get_dwarf_info().iter_CUs():
                 for die in cu.iter_DIEs():
                     if die.tag != "DW_TAG_structure_type" or "DW_AT_name" not in die.attributes:
                         continue
                     sname = die.attributes["DW_AT_name"].value.decode(errors="replace")
+                    if "DW_AT_byte_size" in die.attributes:
+                        sizes[sname] = die.attributes["DW_AT_byte_size"].value
                     for m in die.iter_children():
                         if m.tag != "DW_TAG_member" or "DW_AT_name" not in m.attributes:
                             continue

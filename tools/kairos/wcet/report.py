@@ -44,8 +44,8 @@ def _loop_rows(er: EntryResult, an: Analysis) -> list[dict]:
     return out
 
 
-def _function_at(an: Analysis, addr: int) -> str:
-    sa = an.image.symbol_at(addr)
+def _function_at(image, addr: int) -> str:
+    sa = image.symbol_at(addr)
     return "?" if sa is None else sa[0]
 
 
@@ -55,7 +55,14 @@ def miss_census(er: EntryResult, an: Analysis, top: int = 15) -> dict | None:
     the cache analysis (``driver.run(census=True)``): totals per reason, the
     accesses charged most, and the accesses whose possible refills removed
     the most guarantees (lines wiped, and the later misses on those lines)."""
-    costs = er.costs
+    return census_of(er.costs, er.result, an.image, top)
+
+
+def census_of(costs, result, image, top: int = 15) -> dict | None:
+    """``miss_census`` of one ILP solution ``result`` (``ipet.IpetResult``)
+    over block costs ``costs`` (``microarch.BlockCosts`` with the census)
+    of the ELF ``image``; also the worst region of ``kairos latency
+    --misses``."""
     if costs is None or not costs.census_on:
         return None
     lv = next(lv for lv in costs.model.caches if lv.serves == "data")
@@ -67,13 +74,13 @@ def miss_census(er: EntryResult, an: Analysis, top: int = 15) -> dict | None:
     def wiper_row(addr: int, kind: str) -> dict:
         w = wipers.get(addr)
         if w is None:
-            w = wipers[addr] = {"addr": f"{addr:#x}", "function": _function_at(an, addr),
-                                "source": an.image.source_of(addr), "kind": kind,
+            w = wipers[addr] = {"addr": f"{addr:#x}", "function": _function_at(image, addr),
+                                "source": image.source_of(addr), "kind": kind,
                                 "lines_wiped": 0, "misses_caused": 0.0}
         return w
 
     total = 0
-    for key, n in er.result.counts.items():
+    for key, n in result.counts.items():
         if n <= 0:
             continue
         for rec in costs.census.get(key, ()):
@@ -85,8 +92,8 @@ def miss_census(er: EntryResult, an: Analysis, top: int = 15) -> dict | None:
                 a = accesses.get(rec.addr)
                 if a is None:
                     a = accesses[rec.addr] = {"addr": f"{rec.addr:#x}",
-                                              "function": _function_at(an, rec.addr),
-                                              "source": an.image.source_of(rec.addr), "reasons": {},
+                                              "function": _function_at(image, rec.addr),
+                                              "source": image.source_of(rec.addr), "reasons": {},
                                               "executions": 0, "misses": 0.0, "cycles": 0}
                 a["executions"] += n
                 a["misses"] += n * rec.cycles / pen
@@ -102,7 +109,7 @@ def miss_census(er: EntryResult, an: Analysis, top: int = 15) -> dict | None:
     for w in wipers.values():
         w["misses_caused"] = round(w["misses_caused"], 1)
     return {"miss_penalty": pen, "cycles": total, "misses": round(total / pen, 1),
-            "loop_entry_cycles": er.result.loop_penalties,
+            "loop_entry_cycles": result.loop_penalties,
             "by_reason": {k: {"misses": round(v[0], 1), "cycles": v[1]}
                           for k, v in sorted(reasons.items(), key=lambda kv: -kv[1][1])},
             "accesses": sorted(accesses.values(), key=lambda a: -a["cycles"])[:top],
@@ -113,29 +120,33 @@ def print_census(an: Analysis, console: Console, top: int = 15) -> None:
     """The ``--misses`` tables of every entry."""
     for er in an.results:
         c = miss_census(er, an, top)
-        if c is None:
-            continue
-        t = Table(title=f"{er.name}: data-cache misses on the worst path by reason "
-                        f"({c['misses']:,} misses, {c['cycles']:,} cycles of {er.bound:,})")
-        for col in ("reason", "misses", "cycles"):
-            t.add_column(col, justify="left" if col == "reason" else "right")
-        for k, v in c["by_reason"].items():
-            t.add_row(k, f"{v['misses']:,}", f"{v['cycles']:,}")
-        console.print(t)
-        t = Table(title=f"{er.name}: accesses charged the most")
-        for col in ("function", "source", "addr", "execs", "misses", "cycles", "reason"):
-            t.add_column(col, justify="right" if col in ("execs", "misses", "cycles") else "left")
-        for a in c["accesses"]:
-            t.add_row(a["function"], a["source"], a["addr"], f"{a['executions']:,}", f"{a['misses']:,}",
-                      f"{a['cycles']:,}", next(iter(a["reasons"]), ""))
-        console.print(t)
-        t = Table(title=f"{er.name}: accesses whose possible refills removed the most guarantees")
-        for col in ("function", "source", "addr", "kind", "lines wiped", "later misses"):
-            t.add_column(col, justify="right" if col in ("lines wiped", "later misses") else "left")
-        for w in c["wipers"]:
-            t.add_row(w["function"], w["source"], w["addr"], w["kind"], f"{w['lines_wiped']:,}",
-                      f"{w['misses_caused']:,}")
-        console.print(t)
+        if c is not None:
+            print_census_tables(er.name, er.bound, c, console)
+
+
+def print_census_tables(name: str, bound: int, c: dict, console: Console) -> None:
+    """The three tables of one census (``census_of``) of a path bounded by ``bound``."""
+    t = Table(title=f"{name}: data-cache misses on the worst path by reason "
+                    f"({c['misses']:,} misses, {c['cycles']:,} cycles of {bound:,})")
+    for col in ("reason", "misses", "cycles"):
+        t.add_column(col, justify="left" if col == "reason" else "right")
+    for k, v in c["by_reason"].items():
+        t.add_row(k, f"{v['misses']:,}", f"{v['cycles']:,}")
+    console.print(t)
+    t = Table(title=f"{name}: accesses charged the most")
+    for col in ("function", "source", "addr", "execs", "misses", "cycles", "reason"):
+        t.add_column(col, justify="right" if col in ("execs", "misses", "cycles") else "left")
+    for a in c["accesses"]:
+        t.add_row(a["function"], a["source"], a["addr"], f"{a['executions']:,}", f"{a['misses']:,}",
+                  f"{a['cycles']:,}", next(iter(a["reasons"]), ""))
+    console.print(t)
+    t = Table(title=f"{name}: accesses whose possible refills removed the most guarantees")
+    for col in ("function", "source", "addr", "kind", "lines wiped", "later misses"):
+        t.add_column(col, justify="right" if col in ("lines wiped", "later misses") else "left")
+    for w in c["wipers"]:
+        t.add_row(w["function"], w["source"], w["addr"], w["kind"], f"{w['lines_wiped']:,}",
+                  f"{w['misses_caused']:,}")
+    console.print(t)
 
 
 def to_json(an: Analysis) -> dict:

@@ -118,6 +118,8 @@ class ValueInfo:
         self._defs: dict[int, frozenset[int]] = {}
         # a0..a7 at each call (and tail call) instruction, for ``args_at_call``.
         self._args_at_call: dict[int, tuple[Val, ...]] = {}
+        # a0 at each way out of a function (None: a tail call's), for ``returned``.
+        self._returns: dict[int, list[Val]] = {}
         slots = device_pointer_variables(self.image)
         #: Whether pointers of unknown value may be assumed to address
         #: memory (those of volatile-pointer variables excepted): only with
@@ -211,6 +213,22 @@ class ValueInfo:
         defines it: the constant added to the argument in the argument's
         operand, and the register of the index operand."""
         return self._operands.get((func_entry, kind))
+
+    def may_be_device(self, func_entry: int, kind: Kind) -> bool:
+        """Whether the symbolic base ``kind`` of that function may address
+        a device (``device_pointer_variables``)."""
+        return (func_entry, kind) in self._device_kinds
+
+    def returned(self, func_entry: int) -> Val:
+        """The value the function returns in a0, in its own terms, when
+        every return gives the same one (a symbolic base plus one
+        constant); None otherwise (a tail call, an unknown value, values
+        that differ)."""
+        vals = self._returns.get(func_entry)
+        if not vals or any(v is None or v != vals[0] for v in vals) or not is_symbolic(vals[0][0]) \
+                or vals[0][1] != vals[0][2]:
+            return None
+        return vals[0]
 
     def args_at_call(self, call_addr: int) -> tuple[Val, ...] | None:
         """The values of a0..a7 just before the call (or tail call)
@@ -460,6 +478,9 @@ class ValueInfo:
             for ins in blk.instrs:
                 if ins is blk.last and blk.kind in (Term.CALL, Term.TAILCALL):
                     self._args_at_call[ins.addr] = tuple(regs.get(r) for r in range(10, 18))
+                if ins is blk.last and blk.kind in (Term.RETURN, Term.TAILCALL):
+                    self._returns.setdefault(f.entry, []).append(regs.get(10) if blk.kind is Term.RETURN
+                                                                 else None)
                 self._step(regs, ins, f, record=True)
 
     @staticmethod
@@ -468,7 +489,12 @@ class ValueInfo:
         new value named by the call instruction."""
         for r in CALLER_SAVED:
             regs.pop(r, None)
-        regs[10] = (("d", blk.last.addr), 0, 0)
+        # a callee-saved register may still hold what this call returned
+        # the last time round a loop: an older value of the same name
+        kind = ("d", blk.last.addr)
+        for r in [r for r, x in regs.items() if x is not None and x[0] == kind]:
+            del regs[r]
+        regs[10] = (kind, 0, 0)
 
     def _merge(self, f: Function, t: int, edge_out, header, old, n: int) -> dict[int, Val]:
         def current(st: dict[int, Val]) -> dict[int, Val]:
