@@ -198,3 +198,28 @@ def test_full_queue_in_order_with_ties(harness: Path) -> None:
     want = sorted(((times[i], ids.index(i), i) for i in ids))
     assert popped == [(i, t) for t, _, i in want]
     assert out[-2:] == ["ok", "refused"]
+
+
+def test_requeue_with_a_later_key_is_deferred_and_keeps_sel4_order(harness: Path) -> None:
+    """A thread queued again into its SC's stale slot with a key that comes
+    later than the slot's is deferred (the slot keeps its key, no sink): it
+    still leaves behind a thread queued at the same time in between, as in
+    seL4's list, and a deferred first entry is re-keyed before any release.
+    The counts of deferred threads show the path was taken."""
+    commands = ["I 0 10", "I 1 20", "R 0", "I 2 10", "I 0 10", "D", "V",
+                "I 3 5", "R 3", "I 3 30", "D", "V", "C",
+                "P", "D", "P", "P", "P", "D", "C", "V"]
+    out = run(harness, commands)
+    assert out == ["ok", "ok", "ok", "ok", "ok", "1", "ok",
+                   "ok", "ok", "ok", "2", "ok", "4",
+                   # thread 3's slot (key 5) comes first: stale-keyed, re-keyed
+                   # to 30; thread 0's slot (key 10, seq 0) is re-keyed to
+                   # (10, seq 3), behind thread 2's (10, seq 2)
+                   "2 10", "0", "0 10", "1 20", "3 30", "0", "0", "ok"]
+
+
+def test_earlier_key_rises_in_the_stale_slot(harness: Path) -> None:
+    """A key that comes before its stale slot's is not deferred: the entry
+    rises at once (no thread is deferred)."""
+    out = run(harness, ["I 0 50", "I 1 40", "R 0", "I 0 30", "D", "V", "P", "P"])
+    assert out == ["ok", "ok", "ok", "ok", "0", "ok", "0 30", "1 40"]

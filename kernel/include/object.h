@@ -97,6 +97,9 @@ struct tcb {
     struct sched_context *sc;
     bool in_ready_queue;
     bool in_release_queue; /* queued in its SC's release-heap slot (release.h) */
+    /* Queued in a slot whose key comes before its own (release.h
+     * "deferred"): its own key is release_time, release_seq below. */
+    bool release_deferred;
     /* While blocked on a notification (or, with IPC, an endpoint): the
      * object whose wait queue it is in (queue.h; the links above). */
     void *blocking_object;
@@ -127,6 +130,8 @@ struct tcb {
         word_t type, user_size_bits, count, checked, done;
         paddr_t first;
     } retype;
+    /* While release_deferred: the key it was queued with (release.h). */
+    u64 release_time, release_seq;
 #if CONFIG_DEBUG_BUILD
     struct tcb *debug_next; /* every TCB, for DebugDumpScheduler */
     struct tcb *debug_prev;
@@ -136,7 +141,7 @@ struct tcb {
 _Static_assert(sizeof(struct tcb) <= (1u << TCB_BITS), "TCB fits its object");
 /* 64: the U54's L1 data-cache line (docs/processor-model.md). */
 _Static_assert(__builtin_offsetof(struct tcb, state) % 64 == 0 &&
-                   __builtin_offsetof(struct tcb, in_release_queue) < __builtin_offsetof(struct tcb, state) + 64,
+                   __builtin_offsetof(struct tcb, release_deferred) < __builtin_offsetof(struct tcb, state) + 64,
                "the TCB's scheduling fields share one cache line");
 
 #define TCB_FLAG_FPU_DISABLED 1ul

@@ -22,6 +22,16 @@
  * first entry and forgetting an SC move one entry per level: at most
  * RELEASE_QUEUE_LEVELS, the depth of a heap of CONFIG_MAX_SPORADIC_SCS.
  *
+ * A thread queued again into its SC's stale slot with a key that comes
+ * later than the slot's is "deferred": the slot keeps its earlier key and
+ * the thread's own key is kept in its TCB (release_time, release_seq). A
+ * slot's key thus never comes after its thread's own key, and a first
+ * entry that is not deferred holds the earliest own key of all; the
+ * release loop re-keys a deferred first entry (release_queue_settle_first)
+ * before it takes anything, so threads leave in the order of their own
+ * keys. The heap's first time is then a lower bound of the earliest
+ * release, which is what the timer needs (an early interrupt only re-keys).
+ *
  * Nothing here needs more than object.h, so the host tests
  * (tests/test_release_queue.py) run it natively. */
 #ifndef KAIROS_RELEASE_H
@@ -68,8 +78,9 @@ _Static_assert(sizeof(struct release_entry) == 32 &&
                "a node's children start on a cache line");
 
 /* Queue t (not queued; bound to t->sc, whose slot holds no thread) to be
- * released at time: in t->sc's slot with the new key if it has one, else in
- * a new entry (count < CONFIG_MAX_SPORADIC_SCS then). */
+ * released at time: in t->sc's slot if it has one (with the new key if
+ * that comes first, else deferred), else in a new entry (count <
+ * CONFIG_MAX_SPORADIC_SCS then). */
 void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time);
 /* Take t (queued) out: its entry stays, stale. */
 void release_queue_remove(struct release_queue *q, struct tcb *t);
@@ -78,7 +89,10 @@ void release_queue_remove(struct release_queue *q, struct tcb *t);
 struct tcb *release_queue_take_first(struct release_queue *q);
 /* The first entry's thread (count > 0), or NULL if the entry is stale. */
 static inline struct tcb *release_queue_first(const struct release_queue *q) { return q->heap[0].tcb; }
-/* The first entry (count > 0, its thread queued) gets the new release time
+/* The first entry's thread is deferred (release_deferred): its slot gets
+ * the thread's own key. One sink; call again for the next first entry. */
+void release_queue_settle_first(struct release_queue *q);
+/* The first entry (count > 0, its thread queued, not deferred) gets the new release time
  * and the next insertion number: the order release_queue_take_first then
  * release_queue_insert would give, with one sift instead of two. */
 void release_queue_requeue_first(struct release_queue *q, u64 time);

@@ -245,11 +245,23 @@ static void take_out(struct release_queue *q, u32 i)
     //@ assert entries_ok(q, q->count);
 }
 
+/* A thread queued again into its SC's stale slot: when its new key comes
+ * before the slot's, the entry rises (a key that only moves up never needs
+ * the sink, whose levels read four children each); otherwise the slot
+ * keeps its earlier key and the thread is "deferred", its own key kept in
+ * its TCB. Every queued thread's slot key then comes no later than its own
+ * key, so the first entry, when not deferred, holds the earliest own key
+ * of all: the release loop re-keys a deferred first entry
+ * (release_queue_settle_first) before it releases anything, and the order
+ * of releases is that of the own keys, seL4's. The sink a re-queue needed
+ * moves from the wake-up to the release loop, which has a preemption
+ * point per entry (docs/wcet.md "Interrupt latency"). */
 /*@ requires heap_ok(q);
     requires \valid(t) && \separated(t, q) && \valid(t->sc) && \separated(t->sc, q) && \separated(t->sc, t);
     requires t->sc->release_pos <= q->count;
     requires t->sc->release_pos == 0 ==> q->count < CONFIG_MAX_SPORADIC_SCS;
     assigns q->next_seq, q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            t->release_deferred, t->release_time, t->release_seq,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) + (\old(t->sc->release_pos) == 0 ? 1 : 0); */
@@ -257,8 +269,20 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
 {
     struct release_entry e = {time, q->next_seq++, t->sc, t};
     t->in_release_queue = true;
-    if (t->sc->release_pos != 0) {
-        sift(q, t->sc->release_pos - 1, e); /* reuse the SC's stale slot */
+    t->release_deferred = false;
+    u32 pos = t->sc->release_pos;
+    if (pos != 0) {
+        u32 i = pos - 1;
+        struct release_entry *slot = slot_at(q, i, sizeof(struct release_entry));
+        if (before_mask(e.time, e.seq, slot->time, slot->seq)) {
+            //@ assert entries_ok_but(q, q->count, i);
+            place(q, rise(q, i, e.time, e.seq), e);
+        } else {
+            slot->tcb = t;
+            t->release_deferred = true;
+            t->release_time = e.time;
+            t->release_seq = e.seq;
+        }
         //@ assert entries_ok(q, q->count);
     } else {
         u32 i = q->count++;
@@ -270,12 +294,13 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
 
 /*@ requires heap_ok(q);
     requires \valid(t) && \separated(t, q) && \valid_read(t->sc) && 1 <= t->sc->release_pos <= q->count;
-    assigns t->in_release_queue, q->heap[t->sc->release_pos - 1].tcb;
+    assigns t->in_release_queue, t->release_deferred, q->heap[t->sc->release_pos - 1].tcb;
     ensures heap_ok(q) && q->count == \old(q->count);
     ensures q->heap[\old(t->sc->release_pos) - 1].tcb == \null; */
 void release_queue_remove(struct release_queue *q, struct tcb *t)
 {
     t->in_release_queue = false;
+    t->release_deferred = false;
     q->heap[t->sc->release_pos - 1].tcb = NULL;
 }
 
@@ -301,6 +326,19 @@ void release_queue_requeue_first(struct release_queue *q, u64 time)
 {
     struct release_entry *top = &q->heap[0];
     sink(q, 0, time, q->next_seq++, top->sc, top->tcb);
+}
+
+/*@ requires heap_ok(q) && q->count >= 1;
+    requires \valid(q->heap[0].tcb) && \separated(q->heap[0].tcb, q);
+    assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->release_deferred,
+            { s->release_pos | struct sched_context *s; \separated(s, q) };
+    ensures heap_ok(q) && q->count == \old(q->count); */
+void release_queue_settle_first(struct release_queue *q)
+{
+    struct release_entry *top = &q->heap[0];
+    struct tcb *t = top->tcb;
+    t->release_deferred = false;
+    sink(q, 0, t->release_time, t->release_seq, top->sc, t);
 }
 
 /*@ requires heap_ok(q) && \valid_read(sc) && sc->release_pos <= q->count;
@@ -330,6 +368,11 @@ const char *release_queue_violation(const struct release_queue *q)
             return "release queue: a queued thread not marked queued, or not bound to the slot's SC";
         if (!e->tcb && e->sc->tcb && e->sc->tcb->in_release_queue)
             return "release queue: a thread marked queued whose SC's slot is stale";
+        if (e->tcb && e->tcb->release_deferred &&
+            !release_before(e, &(struct release_entry){e->tcb->release_time, e->tcb->release_seq, e->sc, e->tcb}))
+            return "release queue: a deferred thread's slot key not before its own key";
+        if (e->sc->tcb && e->sc->tcb->release_deferred && !e->sc->tcb->in_release_queue)
+            return "release queue: a thread deferred but not queued";
     }
     return NULL;
 }

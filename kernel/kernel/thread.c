@@ -554,7 +554,9 @@ void thread_forget(struct tcb *t)
  * (the pending interrupt, or that timer interrupt) goes on releasing. A
  * stale entry (its thread was taken out, release.h) just leaves the heap. A
  * thread whose SC's head moved after it was queued (the key is read at
- * insertion) goes back with its new release time, re-keyed in its slot. Out of line: the WCET
+ * insertion) goes back with its new release time, re-keyed in its slot. A
+ * deferred first entry (release.h) first gets its thread's own key, one
+ * sift per loop step like the others. Out of line: the WCET
  * annotation bounds its loop by function name. */
 static NOINLINE void release_ready_threads(void)
 {
@@ -562,7 +564,9 @@ static NOINLINE void release_ready_threads(void)
     u32 k = 0;
     while (k < CONFIG_MAX_SPORADIC_SCS && release_due(n)) {
         struct tcb *t = release_queue_first(&n->release);
-        if (t && !refill_ready(t->sc, n->stamp)) {
+        if (t && t->release_deferred) {
+            release_queue_settle_first(&n->release);
+        } else if (t && !refill_ready(t->sc, n->stamp)) {
             /* Back with its new release time: re-keyed where it is (one
              * sift; taking it out and queueing it again were two). */
             TRACE(TRACE_RELEASE, t, 0);
