@@ -277,13 +277,16 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
         if (before_mask(e.time, e.seq, slot->time, slot->seq)) {
             //@ assert entries_ok_but(q, q->count, i);
             place(q, rise(q, i, e.time, e.seq), e);
+            //@ assert entries_ok(q, q->count);
         } else {
-            slot->tcb = t;
             t->release_deferred = true;
             t->release_time = e.time;
             t->release_seq = e.seq;
+            //@ assert entries_ok_but(q, q->count, i) && entry_ok(q, q->heap[i]);
+            slot->tcb = t;
+            //@ assert entry_ok(q, q->heap[i]);
+            //@ assert entries_ok(q, q->count);
         }
-        //@ assert entries_ok(q, q->count);
     } else {
         u32 i = q->count++;
         //@ assert entries_ok_but(q, q->count, i);
