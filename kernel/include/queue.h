@@ -20,9 +20,15 @@
 #ifndef KAIROS_QUEUE_H
 #define KAIROS_QUEUE_H
 
+#include <config.h>
 #include <types.h>
 
 struct tcb;
+
+/* The index over a queue's priorities (queue.c): 16 groups of 16. */
+#define TQ_SLOTS 16u
+#define TQ_GROUP(p) ((p) >> 4)
+#define TQ_SLOT(p) ((p) & (TQ_SLOTS - 1u))
 
 struct thread_queue {
     struct tcb *head; /* highest priority, longest waiting */
@@ -38,7 +44,14 @@ void tqueue_insert(struct thread_queue *q, struct tcb *t);
 void tqueue_remove(struct thread_queue *q, struct tcb *t);
 /* Remove and return the head, or NULL if q is empty. */
 struct tcb *tqueue_pop(struct thread_queue *q);
-/* t, which is in q, changed priority: move it to its new place. */
-void tqueue_reorder(struct thread_queue *q, struct tcb *t);
+/* t, which is in q, changed priority from old_priority: move it to its new
+ * place. */
+void tqueue_reorder(struct thread_queue *q, struct tcb *t, u32 old_priority);
+
+#if CONFIG_INVARIANT_CHECKS
+/* The check flavour's test of q (list, order, index) walking at most limit
+ * members: NULL, or what is wrong. */
+const char *tqueue_violation(const struct thread_queue *q, word_t limit);
+#endif
 
 #endif

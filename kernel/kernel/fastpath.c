@@ -139,13 +139,12 @@ void fastpath_call(void)
     t->ctx.pc = t->ctx.fault_ip + 4;
 
     /* The receiver leaves the endpoint (it was the head). */
-    struct tcb *second = dest->queue_next;
-    ep->queue.head = second;
-    if (second)
-        second->queue_prev = NULL;
-    else
+    if (dest->queue_next) {
+        tqueue_pop(&ep->queue); /* others wait: the queue's index too */
+    } else {
+        ep->queue.head = NULL;
         ep->queue.tail = NULL;
-    dest->queue_next = NULL;
+    }
     dest->blocking_object = NULL;
 
     /* The message: badge, info without caps, the words. */
@@ -229,12 +228,13 @@ void fastpath_reply_recv(void)
     t->reply = r;
     t->blocking_object = ep;
     t->state = THREAD_BLOCKED_ON_RECEIVE;
-    t->queue_prev = tail;
-    t->queue_next = NULL;
-    if (tail)
-        tail->queue_next = t;
-    else
+    if (tail) {
+        tqueue_insert(&ep->queue, t); /* behind tail (checked), with the queue's index */
+    } else {
+        t->queue_prev = NULL;
+        t->queue_next = NULL;
         ep->queue.head = t;
-    ep->queue.tail = t;
+        ep->queue.tail = t;
+    }
     fast_switch_to(caller);
 }

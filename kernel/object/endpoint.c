@@ -329,9 +329,9 @@ void endpoint_cancel_ipc(struct tcb *t)
     thread_set_state_unqueued(t, THREAD_INACTIVE); /* it was blocked on ep */
 }
 
-void endpoint_reorder(struct tcb *t)
+void endpoint_reorder(struct tcb *t, u32 old_priority)
 {
-    tqueue_reorder(&((struct endpoint *)t->blocking_object)->queue, t);
+    tqueue_reorder(&((struct endpoint *)t->blocking_object)->queue, t, old_priority);
 }
 
 /* seL4's cancelAllIPC, preemptible (seL4 does it in one go): one O(1)
@@ -345,15 +345,9 @@ bool endpoint_finalise(struct endpoint *ep)
      * endpoint is still valid with a shorter queue; the re-executed delete
      * finalises it again and goes on. */
     for (;;) {
-        struct tcb *t = ep->queue.head;
+        struct tcb *t = tqueue_pop(&ep->queue);
         if (!t)
             return true;
-        ep->queue.head = t->queue_next;
-        if (t->queue_next)
-            t->queue_next->queue_prev = NULL;
-        else
-            ep->queue.tail = NULL;
-        t->queue_next = t->queue_prev = NULL;
         t->blocking_object = NULL;
         if (t->state == THREAD_BLOCKED_ON_RECEIVE && t->reply)
             reply_unlink(t->reply, t);
@@ -444,8 +438,10 @@ const char *ipc_invariant_violation(cap_t c)
         }
         if (ep->queue.tail != prev)
             return "endpoint queue: wrong tail";
-        return NULL;
+        return tqueue_violation(&ep->queue, WALK_LIMIT);
     }
+    case CAP_NOTIFICATION:
+        return tqueue_violation(&notification_from_cap(c)->queue, WALK_LIMIT);
     case CAP_REPLY: {
         struct reply *r = reply_from_cap(c);
         if (r->tcb) {
