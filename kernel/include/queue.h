@@ -8,15 +8,12 @@
  * blocked on at most one object at a time, so one pair of links serves every
  * kind of queue. The queue itself is two words, embedded in the object.
  *
- * Cost: removal and taking the head are O(1). Insertion walks from the tail
- * towards the head past the threads of lower priority, so it is O(1) when the
- * newcomer's priority is the lowest queued (the common case of equal
- * priorities) and O(n) at worst. n is at most the number of threads that
- * exist, which the kernel does not bound (every TCB is 2 KiB of memory given
- * out by untyped): as in seL4, the length of a queue is a system-design
- * parameter (do not give untrusted subsystems the memory to queue many
- * threads on a shared object; Lyons' thesis, 2018, ch. 7). The WCET
- * annotation states the assumption used for the bound. */
+ * Cost: every operation takes a constant number of steps, whatever the
+ * queue's length (which the kernel does not bound: every TCB is 2 KiB of
+ * memory given out by untyped). seL4 walks the queue to insert; here an
+ * index over the queue's priorities, kept in TCBs (queue.c, "The index"),
+ * finds the place: no operation walks the waiters, and no WCET bound
+ * depends on how many there are. */
 #ifndef KAIROS_QUEUE_H
 #define KAIROS_QUEUE_H
 

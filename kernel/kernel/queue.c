@@ -179,8 +179,8 @@ static ALWAYS_INLINE u32 lowest_bit(word_t w) { return (u32)msb_index(w & (~w + 
  * one (tqueue_reorder). */
 static ALWAYS_INLINE bool tq_indexed(const struct thread_queue *q, const struct tcb *t, u32 key)
 {
-    if (!q->head)
-        return false;
+    if (q->head == q->tail)
+        return false; /* empty, or one member */
     u32 hp = q->head == t ? key : q->head->priority;
     u32 tp = q->tail == t ? key : q->tail->priority;
     return hp != tp;
@@ -214,7 +214,7 @@ static ALWAYS_INLINE void tq_copy_runs(struct tcb *to, const struct tcb *from)
     ensures tq_k == 0 ==> \result == \null;
     ensures tq_k > 0 ==> \result == tq_m[tq_k - 1] && \result->priority >= p;
     ensures \forall integer i; tq_k <= i < tq_n ==> tq_m[i]->priority < p; */
-static struct tcb *tq_find_before(const struct thread_queue *q, u32 p)
+static ALWAYS_INLINE struct tcb *tq_find_before(const struct thread_queue *q, u32 p)
 {
     struct tcb *h = q->head;
     if (!h)
@@ -239,15 +239,25 @@ static struct tcb *tq_find_before(const struct thread_queue *q, u32 p)
     return first->tq_run_tail[lowest_bit(first->tq_run_mask)];
 }
 
-/* The index after t (priority p) was linked in behind `before`; h and last
- * are the ends before (NULL: the queue was empty). */
+/* The index after t (priority p) was linked into q behind `before`; h and
+ * last are the ends before (NULL: the queue was empty). Not proved, like
+ * tq_find_before: its contract says what it leaves alone. */
 /*@ assigns tq_m[0 .. tq_n - 1]->tq_group_mask, tq_m[0 .. tq_n - 1]->tq_run_mask,
             tq_m[0 .. tq_n - 1]->tq_group_head[0 .. TQ_SLOTS - 1],
             tq_m[0 .. tq_n - 1]->tq_run_tail[0 .. TQ_SLOTS - 1],
             t->tq_group_mask, t->tq_run_mask, t->tq_group_head[0 .. TQ_SLOTS - 1],
-            t->tq_run_tail[0 .. TQ_SLOTS - 1]; */
-static void tq_index_insert(struct tcb *h, struct tcb *last, struct tcb *t, struct tcb *before)
+            t->tq_run_tail[0 .. TQ_SLOTS - 1];
+    // Only index fields are written (`assigns`), stated for what the list
+    // proofs read: the links, the priorities and the ends.
+    ensures \forall integer i; 0 <= i < tq_n ==> tq_m[i]->queue_next == \old(tq_m[i]->queue_next) &&
+                tq_m[i]->queue_prev == \old(tq_m[i]->queue_prev) && tq_m[i]->priority == \old(tq_m[i]->priority);
+    ensures q->head == \old(q->head) && q->tail == \old(q->tail);
+    ensures t->queue_next == \old(t->queue_next) && t->queue_prev == \old(t->queue_prev) &&
+            t->priority == \old(t->priority); */
+static ALWAYS_INLINE void tq_index_insert(const struct thread_queue *q, struct tcb *h, struct tcb *last,
+                                          struct tcb *t, struct tcb *before)
 {
+    (void)q; /* named by the contract */
     u32 p = t->priority;
     if (!h)
         return;
@@ -288,8 +298,13 @@ static void tq_index_insert(struct tcb *h, struct tcb *last, struct tcb *t, stru
  * priority field may already hold a new one: tqueue_reorder). */
 /*@ assigns tq_m[0 .. tq_n - 1]->tq_group_mask, tq_m[0 .. tq_n - 1]->tq_run_mask,
             tq_m[0 .. tq_n - 1]->tq_group_head[0 .. TQ_SLOTS - 1],
-            tq_m[0 .. tq_n - 1]->tq_run_tail[0 .. TQ_SLOTS - 1]; */
-static void tq_index_remove(struct thread_queue *q, struct tcb *t, u32 key)
+            tq_m[0 .. tq_n - 1]->tq_run_tail[0 .. TQ_SLOTS - 1];
+    // Only index fields are written (`assigns`), stated for what the list
+    // proofs read: the links, the priorities and the ends.
+    ensures \forall integer i; 0 <= i < tq_n ==> tq_m[i]->queue_next == \old(tq_m[i]->queue_next) &&
+                tq_m[i]->queue_prev == \old(tq_m[i]->queue_prev) && tq_m[i]->priority == \old(tq_m[i]->priority);
+    ensures q->head == \old(q->head) && q->tail == \old(q->tail); */
+static ALWAYS_INLINE void tq_index_remove(struct thread_queue *q, struct tcb *t, u32 key)
 {
     if (!tq_indexed(q, t, key))
         return;
@@ -378,7 +393,7 @@ void tqueue_insert(struct thread_queue *q, struct tcb *t)
     /*@ assert new_head: k == 0 ==> q->head == t; */
     /*@ assert old_tail: k < tq_n ==> q->tail == tq_m[tq_n - 1] && tq_m[tq_n - 1]->queue_next == \null; */
     /*@ assert new_tail: k == tq_n ==> q->tail == t; */
-    tq_index_insert(h, last, t, before);
+    tq_index_insert(q, h, last, t, before);
     /*@ ghost tq_model_insert(q, t, k); */
     /* The links against the new model (t at k). */
     /*@ assert next_below: \forall integer i; 0 <= i && i + 1 < k ==> tq_m[i]->queue_next == tq_m[i + 1]; */
@@ -408,7 +423,7 @@ void tqueue_insert(struct thread_queue *q, struct tcb *t)
     // The others keep their order.
     ensures \forall integer i; 0 <= i < tq_pos ==> tq_m[i] == \old(tq_m[i]);
     ensures \forall integer i; tq_pos <= i < tq_n ==> tq_m[i] == \old(tq_m[i + 1]); */
-static void tq_unlink(struct thread_queue *q, struct tcb *t)
+static ALWAYS_INLINE void tq_unlink(struct thread_queue *q, struct tcb *t)
 {
     /*@ assert tq_pos > 0 ==> t->queue_prev == tq_m[tq_pos - 1]; */
     /*@ assert tq_pos == 0 ==> t->queue_prev == \null && q->head == t; */
@@ -493,8 +508,10 @@ struct tcb *tqueue_pop(struct thread_queue *q)
 {
     struct tcb *t = q->head;
     /*@ ghost tq_pos = 0; */
-    if (t)
-        tqueue_remove(q, t);
+    if (t) {
+        tq_index_remove(q, t, t->priority);
+        tq_unlink(q, t);
+    }
     return t;
 }
 
