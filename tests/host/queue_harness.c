@@ -25,7 +25,13 @@
 
 #define NTHREADS 512
 
-static struct tcb threads[NTHREADS];
+/* Each TCB in a naturally aligned 2^TCB_BITS block, as the kernel's are
+ * (queue.c relies on it: tq_tcb). */
+static union {
+    struct tcb t;
+    char object[1u << TCB_BITS];
+} objects[NTHREADS] __attribute__((aligned(1u << TCB_BITS)));
+#define threads_at(i) (&objects[(i)].t)
 static bool queued[NTHREADS];
 static struct thread_queue q;
 
@@ -39,8 +45,8 @@ int main(void)
                 puts("refused");
                 continue;
             }
-            threads[id].priority = prio;
-            tqueue_insert(&q, &threads[id]);
+            threads_at(id)->priority = prio;
+            tqueue_insert(&q, threads_at(id));
             queued[id] = true;
             puts("ok");
         } else if (sscanf(line, "R %u", &id) == 1) {
@@ -48,7 +54,7 @@ int main(void)
                 puts("refused");
                 continue;
             }
-            tqueue_remove(&q, &threads[id]);
+            tqueue_remove(&q, threads_at(id));
             queued[id] = false;
             puts("ok");
         } else if (sscanf(line, "O %u %u", &id, &prio) == 2) {
@@ -56,16 +62,16 @@ int main(void)
                 puts("refused");
                 continue;
             }
-            u32 old = threads[id].priority;
-            threads[id].priority = prio;
-            tqueue_reorder(&q, &threads[id], old);
+            u32 old = threads_at(id)->priority;
+            threads_at(id)->priority = prio;
+            tqueue_reorder(&q, threads_at(id), old);
             puts("ok");
         } else if (sscanf(line, "X %u %u", &id, &prio) == 2) {
             if (id >= NTHREADS || prio >= CONFIG_NUM_PRIORITIES) {
                 puts("refused");
                 continue;
             }
-            threads[id].priority = prio;
+            threads_at(id)->priority = prio;
             puts("ok");
         } else if (line[0] == 'P') {
             struct tcb *t = tqueue_pop(&q);
@@ -73,7 +79,7 @@ int main(void)
                 puts("-");
                 continue;
             }
-            unsigned i = (unsigned)(t - threads);
+            unsigned i = (unsigned)((char *)t - (char *)objects) >> TCB_BITS;
             queued[i] = false;
             if (t->queue_next || t->queue_prev)
                 printf("%u with links left\n", i);
@@ -83,7 +89,7 @@ int main(void)
             if (!q.head)
                 fputs("-", stdout);
             for (struct tcb *t = q.head; t; t = t->queue_next)
-                printf("%s%u", t == q.head ? "" : " ", (unsigned)(t - threads));
+                printf("%s%u", t == q.head ? "" : " ", (unsigned)(((char *)t - (char *)objects) >> TCB_BITS));
             putchar('\n');
         } else if (line[0] == 'V') {
             const char *why = tqueue_violation(&q, NTHREADS + 1);
