@@ -96,19 +96,20 @@ MUTATIONS: list[tuple[str, ...]] = [
      "    n->bitmap_top &= ~BIT(p / 64);"),
     # removing the tail of an endpoint/notification queue makes its
     # successor (NULL) the tail while a predecessor remains
-    ("tqueue", "kernel/queue.c", "tq_unlink",
+    ("tqueue", "kernel/queue.c", "tqueue_remove",
      "        q->tail = t->queue_prev;",
      "        q->tail = t->queue_next;"),
     # reordering inserts t again without taking it out first (t would be
     # in the list twice: insertion's precondition that t is no member fails)
     ("tqueue", "kernel/queue.c", "tqueue_reorder",
-     "    tq_unlink(q, t);\n    /* Insertion",
+     "    tqueue_remove(q, t);\n    /* Insertion",
      "    /* Insertion"),
-    # insertion at the head (no member of t's priority or higher) takes
-    # the tail as t's successor, not the old head (the links fail)
+    # insertion walks past the threads of its own priority too: t goes in
+    # front of them, not behind (FIFO among equals broken; the order
+    # postcondition fails)
     ("tqueue-insert", "kernel/queue.c", "tqueue_insert",
-     "    struct tcb *after = before ? before->queue_next : q->head;",
-     "    struct tcb *after = before ? before->queue_next : q->tail;"),
+     "    while (before && before->priority < t->priority) {",
+     "    while (before && before->priority <= t->priority) {"),
     # insertion leaves its successor's back link pointing at t's predecessor
     # (the list's prev links fail)
     ("tqueue-insert", "kernel/queue.c", "tqueue_insert",

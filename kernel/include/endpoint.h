@@ -39,7 +39,7 @@ void endpoint_receive(struct tcb *t, cap_t c, struct reply *r, bool blocking);
  * cancelIPC for those states); t becomes inactive. */
 void endpoint_cancel_ipc(struct tcb *t);
 /* t, blocked on an endpoint, changed priority: re-queue it. */
-void endpoint_reorder(struct tcb *t, u32 old_priority);
+void endpoint_reorder(struct tcb *t);
 /* The last cap to ep is going: every queued thread restarts (re-executes
  * its system call), or becomes inactive if it was sending a fault. Returns
  * false if it stopped at a preemption point with threads still queued (the

@@ -34,7 +34,7 @@ void notification_receive(struct tcb *t, struct notification *n, bool blocking);
  * inactive (seL4's cancelSignal; the suspend and resume paths call this). */
 void notification_cancel_signal(struct tcb *t);
 /* t, blocked on a notification, has a new priority: re-queue it. */
-void notification_reorder(struct tcb *t, u32 old_priority);
+void notification_reorder(struct tcb *t);
 /* The last cap to n is going: unbind its scheduling context and thread and
  * restart every waiter (seL4: schedContext_unbindNtfn, unbindMaybeNotification,
  * cancelAllSignals). */

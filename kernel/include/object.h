@@ -127,16 +127,6 @@ struct tcb {
         word_t type, user_size_bits, count, checked, done;
         paddr_t first;
     } retype;
-    /* Wait-queue index (queue.c, "The index"): read only while the thread's
-     * queue holds two or more priorities, and then only in the queue's head
-     * (tq_group_*: the first member of each priority group, a group being
-     * the 16 priorities sharing their top four bits) and in each group's
-     * first member (tq_run_*: the last member of each priority of the
-     * group). Elsewhere the contents are stale and unused. */
-    u16 tq_group_mask;
-    u16 tq_run_mask;
-    struct tcb *tq_group_head[TQ_SLOTS];
-    struct tcb *tq_run_tail[TQ_SLOTS];
 #if CONFIG_DEBUG_BUILD
     struct tcb *debug_next; /* every TCB, for DebugDumpScheduler */
     struct tcb *debug_prev;

@@ -8,12 +8,15 @@
  * blocked on at most one object at a time, so one pair of links serves every
  * kind of queue. The queue itself is two words, embedded in the object.
  *
- * Cost: every operation takes a constant number of steps, whatever the
- * queue's length (which the kernel does not bound: every TCB is 2 KiB of
- * memory given out by untyped). seL4 walks the queue to insert; here an
- * index over the queue's priorities, kept in TCBs (queue.c, "The index"),
- * finds the place: no operation walks the waiters, and no WCET bound
- * depends on how many there are. */
+ * Cost: removal and taking the head are O(1). Insertion walks from the tail
+ * towards the head past the threads of lower priority, so it is O(1) when the
+ * newcomer's priority is the lowest queued (the common case of equal
+ * priorities) and O(n) at worst. n is at most the number of threads that
+ * exist, which the kernel does not bound (every TCB is 2 KiB of memory given
+ * out by untyped): as in seL4, the length of a queue is a system-design
+ * parameter (do not give untrusted subsystems the memory to queue many
+ * threads on a shared object; Lyons' thesis, 2018, ch. 7). The WCET
+ * annotation states the assumption used for the bound. */
 #ifndef KAIROS_QUEUE_H
 #define KAIROS_QUEUE_H
 
@@ -21,11 +24,6 @@
 #include <types.h>
 
 struct tcb;
-
-/* The index over a queue's priorities (queue.c): 16 groups of 16. */
-#define TQ_SLOTS 16u
-#define TQ_GROUP(p) ((p) >> 4)
-#define TQ_SLOT(p) ((p) & (TQ_SLOTS - 1u))
 
 struct thread_queue {
     struct tcb *head; /* highest priority, longest waiting */
@@ -41,13 +39,12 @@ void tqueue_insert(struct thread_queue *q, struct tcb *t);
 void tqueue_remove(struct thread_queue *q, struct tcb *t);
 /* Remove and return the head, or NULL if q is empty. */
 struct tcb *tqueue_pop(struct thread_queue *q);
-/* t, which is in q, changed priority from old_priority: move it to its new
- * place. */
-void tqueue_reorder(struct thread_queue *q, struct tcb *t, u32 old_priority);
+/* t, which is in q, changed priority: move it to its new place. */
+void tqueue_reorder(struct thread_queue *q, struct tcb *t);
 
 #if CONFIG_INVARIANT_CHECKS
-/* The check flavour's test of q (list, order, index) walking at most limit
- * members: NULL, or what is wrong. */
+/* The check flavour's test of q (links, ends, priority order) walking at
+ * most limit members: NULL, or what is wrong. */
 const char *tqueue_violation(const struct thread_queue *q, word_t limit);
 #endif
 

@@ -107,21 +107,6 @@ static ALWAYS_INLINE NORETURN void fast_switch_to(struct tcb *next)
     restore_user_context(&next->ctx);
 }
 
-/* The queue operations when other threads wait (queue.c keeps an index
- * then), out of line and ending in the switch: the common path, one
- * waiter, then keeps no value across a call and saves no registers. */
-static NOINLINE NORETURN void fast_pop_then_switch(struct thread_queue *q, struct tcb *next)
-{
-    tqueue_pop(q);
-    fast_switch_to(next);
-}
-
-static NOINLINE NORETURN void fast_insert_then_switch(struct thread_queue *q, struct tcb *t, struct tcb *next)
-{
-    tqueue_insert(q, t);
-    fast_switch_to(next);
-}
-
 void fastpath_call(void)
 {
     struct tcb *t = current_thread;
@@ -154,11 +139,13 @@ void fastpath_call(void)
     t->ctx.pc = t->ctx.fault_ip + 4;
 
     /* The receiver leaves the endpoint (it was the head). */
-    bool others = dest->queue_next != NULL; /* then taken out at the end */
-    if (!others) {
-        ep->queue.head = NULL;
+    struct tcb *second = dest->queue_next;
+    ep->queue.head = second;
+    if (second)
+        second->queue_prev = NULL;
+    else
         ep->queue.tail = NULL;
-    }
+    dest->queue_next = NULL;
     dest->blocking_object = NULL;
 
     /* The message: badge, info without caps, the words. */
@@ -178,8 +165,6 @@ void fastpath_call(void)
     dest->sc = sc;
     dest->reply = NULL;
     dest->state = THREAD_RUNNING;
-    if (others)
-        fast_pop_then_switch(&ep->queue, dest);
     fast_switch_to(dest);
 }
 
@@ -244,11 +229,12 @@ void fastpath_reply_recv(void)
     t->reply = r;
     t->blocking_object = ep;
     t->state = THREAD_BLOCKED_ON_RECEIVE;
-    if (tail)
-        fast_insert_then_switch(&ep->queue, t, caller); /* behind tail (checked) */
-    t->queue_prev = NULL;
+    t->queue_prev = tail;
     t->queue_next = NULL;
-    ep->queue.head = t;
+    if (tail)
+        tail->queue_next = t;
+    else
+        ep->queue.head = t;
     ep->queue.tail = t;
     fast_switch_to(caller);
 }

@@ -513,13 +513,12 @@ void thread_set_priority(struct tcb *t, u32 prio)
     } else {
         /* The release queue is ordered by time, not priority; the running
          * thread is compared with the ready ones at exit. */
-        u32 old = t->priority;
         t->priority = prio;
         /* Wait queues are ordered by priority (seL4's reorderNTFN). */
         if (t->state == THREAD_BLOCKED_ON_NOTIFICATION)
-            notification_reorder(t, old);
+            notification_reorder(t);
         else if (t->state == THREAD_BLOCKED_ON_SEND || t->state == THREAD_BLOCKED_ON_RECEIVE)
-            endpoint_reorder(t, old);
+            endpoint_reorder(t);
     }
 }
 

@@ -115,9 +115,9 @@ void notification_cancel_signal(struct tcb *t)
     thread_set_state_unqueued(t, THREAD_INACTIVE); /* it was blocked on n */
 }
 
-void notification_reorder(struct tcb *t, u32 old_priority)
+void notification_reorder(struct tcb *t)
 {
-    tqueue_reorder(&((struct notification *)t->blocking_object)->queue, t, old_priority);
+    tqueue_reorder(&((struct notification *)t->blocking_object)->queue, t);
 }
 
 /* seL4's cancelAllSignals: every waiter restarts (re-executes its Wait/Recv,
@@ -134,9 +134,15 @@ static bool cancel_all_signals(struct notification *n)
      * point (as endpoint_finalise): stopped early, the notification still
      * has its shorter queue and the re-executed delete goes on. */
     for (;;) {
-        struct tcb *t = tqueue_pop(&n->queue);
-        if (tqueue_empty(&n->queue))
+        struct tcb *t = n->queue.head;
+        n->queue.head = t->queue_next;
+        if (t->queue_next) {
+            t->queue_next->queue_prev = NULL;
+        } else {
+            n->queue.tail = NULL;
             n->state = NTFN_IDLE;
+        }
+        t->queue_next = t->queue_prev = NULL;
         t->blocking_object = NULL;
         thread_set_state(t, THREAD_RESTART);
         thread_schedule(t);

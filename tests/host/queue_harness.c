@@ -25,8 +25,7 @@
 
 #define NTHREADS 512
 
-/* Each TCB in a naturally aligned 2^TCB_BITS block, as the kernel's are
- * (queue.c relies on it: tq_tcb). */
+/* Each TCB in a naturally aligned 2^TCB_BITS block, as the kernel's are. */
 static union {
     struct tcb t;
     char object[1u << TCB_BITS];
@@ -62,9 +61,8 @@ int main(void)
                 puts("refused");
                 continue;
             }
-            u32 old = threads_at(id)->priority;
             threads_at(id)->priority = prio;
-            tqueue_reorder(&q, threads_at(id), old);
+            tqueue_reorder(&q, threads_at(id));
             puts("ok");
         } else if (sscanf(line, "X %u %u", &id, &prio) == 2) {
             if (id >= NTHREADS || prio >= CONFIG_NUM_PRIORITIES) {
