@@ -8,8 +8,7 @@ of queued threads (reordering) drive it; after every step the queue is
 compared with a reference, seL4's wait queue: a list ordered by priority,
 highest first, a thread queued behind every thread of its own priority
 (tcbEPAppend; a reordered thread is taken out and appended again), and the
-kernel's own check (tqueue_violation: links, order, and the index over the
-priorities exactly as queue.c describes it) must pass.
+kernel's own check (tqueue_violation: links, ends, order) must pass.
 """
 
 from __future__ import annotations

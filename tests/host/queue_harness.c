@@ -10,7 +10,7 @@
  *   P           take the head out                          -> "<id>" or "-"
  *   O id prio   thread id, queued, changes priority        -> "ok"
  *   L           the queue from head to tail                -> "<id> ..." or "-"
- *   V           list, order and index (tqueue_violation)   -> "ok" or the violation
+ *   V           links, ends and order (tqueue_violation)   -> "ok" or the violation
  *   X id prio   thread id's priority field changed without reordering:
  *               a corruption the kernel never makes, for the check's test -> "ok"
  * A command the queue's preconditions forbid (a queued thread queued again,
