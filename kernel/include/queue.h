@@ -20,6 +20,7 @@
 #ifndef KAIROS_QUEUE_H
 #define KAIROS_QUEUE_H
 
+#include <config.h>
 #include <types.h>
 
 struct tcb;
@@ -40,5 +41,11 @@ void tqueue_remove(struct thread_queue *q, struct tcb *t);
 struct tcb *tqueue_pop(struct thread_queue *q);
 /* t, which is in q, changed priority: move it to its new place. */
 void tqueue_reorder(struct thread_queue *q, struct tcb *t);
+
+#if CONFIG_INVARIANT_CHECKS
+/* The check flavour's test of q (links, ends, priority order) walking at
+ * most limit members: NULL, or what is wrong. */
+const char *tqueue_violation(const struct thread_queue *q, word_t limit);
+#endif
 
 #endif

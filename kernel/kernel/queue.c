@@ -331,3 +331,24 @@ void tqueue_reorder(struct thread_queue *q, struct tcb *t)
             0 <= j < \at(tq_n, Pre) && &tq_m[i]->queue_prev == &\at(tq_m[j], Pre)->queue_prev; */
     tqueue_insert(q, t);
 }
+
+#if CONFIG_INVARIANT_CHECKS
+/* Check flavour (endpoint.c's ipc_invariant_violation, for every endpoint
+ * and notification cap after every kernel entry; the host test
+ * tests/test_thread_queue.py): the list well formed and in priority order,
+ * the walk cut at `limit` members so that a cycle is reported. */
+const char *tqueue_violation(const struct thread_queue *q, word_t limit)
+{
+    word_t steps = 0;
+    const struct tcb *prev = NULL;
+    for (const struct tcb *t = q->head; t; prev = t, t = t->queue_next) {
+        if (++steps > limit)
+            return "thread queue: a cycle";
+        if (t->queue_prev != prev)
+            return "thread queue: broken back link";
+        if (prev && prev->priority < t->priority)
+            return "thread queue: not in priority order";
+    }
+    return q->tail == prev ? NULL : "thread queue: wrong tail";
+}
+#endif

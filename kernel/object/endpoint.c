@@ -446,6 +446,8 @@ const char *ipc_invariant_violation(cap_t c)
             return "endpoint queue: wrong tail";
         return NULL;
     }
+    case CAP_NOTIFICATION:
+        return tqueue_violation(&notification_from_cap(c)->queue, WALK_LIMIT);
     case CAP_REPLY: {
         struct reply *r = reply_from_cap(c);
         if (r->tcb) {
