@@ -78,31 +78,52 @@ static ALWAYS_INLINE cte_t *cspace_walk(cap_t node, cptr_t cptr, int max_levels)
     return NULL;
 }
 
+/* The checks of one lookup level on the CNode cap node with `remaining`
+ * bits of the cptr left: a CNode cap, enough bits for its guard and radix,
+ * the guard matching. All are computed on the cap's two words together,
+ * without a branch between their reads: the WCET analysis charges the
+ * lines read through a pointer of unknown value per basic block, and a
+ * guard word read after a branch on the type cost a second miss per level
+ * (docs/wcet.md "Interrupt latency"). The shift count is masked: it is
+ * below 64 whenever the guard is compared (guard_size <= remaining), and
+ * the mask keeps the shift defined when it is not (the result is then
+ * ignored). Guard sizes are at most 63 for every CNode cap (updateCapData
+ * keeps guard size + radix <= 64 with radix >= 1). */
+struct cnode_level {
+    word_t radix, guard_size, level_bits;
+    word_t not_cnode; /* node is not a CNode cap */
+    word_t guard_short;  /* too few bits for the guard */
+    word_t guard_differs; /* the guard differs (valid if not guard_short) */
+    word_t too_deep;     /* too few bits for guard and radix (implied by guard_short) */
+};
+
+static ALWAYS_INLINE struct cnode_level cnode_level_check(cap_t node, cptr_t cptr, word_t remaining)
+{
+    struct cnode_level l;
+    l.radix = cap_cnode_radix(node);
+    l.guard_size = cap_cnode_guard_size(node);
+    l.level_bits = l.radix + l.guard_size;
+    word_t found = (cptr >> ((remaining - l.guard_size) & 63)) & MASK(l.guard_size);
+    l.not_cnode = cap_type(node) != CAP_CNODE;
+    l.guard_short = l.guard_size > remaining;
+    l.guard_differs = (l.guard_size != 0) & (found != cap_cnode_guard(node));
+    l.too_deep = l.level_bits > remaining;
+    return l;
+}
+
 /* cspace_walk's result, computed so that the WCET analysis charges one line
- * per level (lookup_slot: the extra caps, the reply and receive slots). */
+ * per level (lookup_slot: the extra caps, the reply and receive slots):
+ * each level's checks (cnode_level_check) test the previous slot's cap. */
 static ALWAYS_INLINE cte_t *cspace_walk_lines(cap_t node, cptr_t cptr, int max_levels)
 {
     word_t remaining = 64;
     cte_t *slot = NULL; /* where node was read (NULL: the root) */
     for (int level = 0; level < max_levels; level++) {
-        /* Every check of a level (a CNode cap, enough bits left, the
-         * guard) is made on the two words of node together, without a
-         * branch between their reads: the WCET analysis charges the lines
-         * read through a pointer of unknown value per basic block, and the
-         * guard word read after a branch on the type cost a second miss
-         * per level (docs/wcet.md "Interrupt latency"). The shift count is
-         * masked: it is below 64 whenever the guard is compared
-         * (guard_size <= remaining), and the mask keeps the shift defined
-         * when it is not (the result is then ignored). */
-        word_t radix = cap_cnode_radix(node);
-        word_t guard_size = cap_cnode_guard_size(node);
-        word_t level_bits = radix + guard_size;
-        word_t found = (cptr >> ((remaining - guard_size) & 63)) & MASK(guard_size);
-        word_t not_cnode = cap_type(node) != CAP_CNODE;
-        if (not_cnode | (level_bits > remaining) | ((guard_size != 0) & (found != cap_cnode_guard(node))))
-            return not_cnode ? slot : NULL; /* a slot holding no CNode cap ends the walk there */
-        remaining -= level_bits;
-        slot = cnode_slots_aligned(node) + ((cptr >> remaining) & MASK(radix));
+        struct cnode_level l = cnode_level_check(node, cptr, remaining);
+        if (l.not_cnode | l.guard_differs | l.too_deep)
+            return l.not_cnode ? slot : NULL; /* a slot holding no CNode cap ends the walk there */
+        remaining -= l.level_bits;
+        slot = cnode_slots_aligned(node) + ((cptr >> remaining) & MASK(l.radix));
         if (remaining == 0)
             return slot;
         node = slot->cap;

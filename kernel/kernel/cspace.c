@@ -23,40 +23,31 @@ struct lookup_result resolve_address_bits(cap_t node, cptr_t cptr, word_t depth)
     /* At most CONFIG_MAX_CSPACE_DEPTH CNodes, whatever the cptr: the
      * enforced bound of the decode loop (seL4 would go on, up to 64). */
     for (int level = 0; level < CONFIG_MAX_CSPACE_DEPTH; level++) {
-        /* As in cspace_walk: a level's checks are computed on both words
-         * of node before one branch, so that the WCET analysis sees the
-         * two words read in one block (one line, not two), and the
-         * previous slot's "not a CNode cap" test is made here, with them.
+        /* The previous slot's "not a CNode cap" test is made here, with
+         * this level's checks on both words of node (cnode_level_check).
          * The failures are reported in seL4's order: the slot reached, the
-         * guard (guard_size <= 63 for every CNode cap: updateCapData keeps
-         * guard size + radix <= 64 with radix >= 1), then the depth. The
-         * shift count is masked: below 64 whenever the guard is compared,
-         * and defined when it is not. */
-        word_t radix = cap_cnode_radix(node);
-        word_t guard_size = cap_cnode_guard_size(node);
-        word_t level_bits = radix + guard_size;
-        word_t found = (cptr >> ((remaining - guard_size) & 63)) & MASK(guard_size);
-        word_t not_cnode = cap_type(node) != CAP_CNODE;
-        word_t bad_guard = (guard_size > remaining) | ((guard_size != 0) & (found != cap_cnode_guard(node)));
-        if (not_cnode | bad_guard | (level_bits > remaining)) {
-            if (not_cnode) {
+         * guard, then the depth. */
+        struct cnode_level l = cnode_level_check(node, cptr, remaining);
+        word_t bad_guard = l.guard_short | l.guard_differs;
+        if (l.not_cnode | bad_guard | l.too_deep) {
+            if (l.not_cnode) {
                 r.slot = slot;
                 r.bits_remaining = remaining;
             } else if (bad_guard) {
                 r.failure.type = LOOKUP_GUARD_MISMATCH;
                 r.failure.bits_left = remaining;
                 r.failure.guard_found = cap_cnode_guard(node);
-                r.failure.bits_found = guard_size;
+                r.failure.bits_found = l.guard_size;
             } else {
                 r.failure.type = LOOKUP_DEPTH_MISMATCH;
                 r.failure.bits_left = remaining;
-                r.failure.bits_found = level_bits;
+                r.failure.bits_found = l.level_bits;
             }
             return r;
         }
-        word_t index = (cptr >> (remaining - level_bits)) & MASK(radix);
+        word_t index = (cptr >> (remaining - l.level_bits)) & MASK(l.radix);
         slot = cnode_slots_aligned(node) + index;
-        remaining -= level_bits;
+        remaining -= l.level_bits;
         if (remaining == 0) {
             r.slot = slot;
             r.bits_remaining = 0;

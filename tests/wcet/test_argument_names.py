@@ -8,6 +8,7 @@ again, and the replay never exceeds the bound."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,8 @@ use:
 """
 
 
-def _census(elf: Path, names: bool):
+def _analyse(elf: Path, names: bool) -> tuple[Any, dict[str, Any]]:
+    """main's analysis with argument names on or off, and its miss census."""
     from kairos.wcet import driver, microarch, report
     old = microarch.ARG_NAMES
     microarch.ARG_NAMES = names
@@ -74,7 +76,11 @@ def _census(elf: Path, names: bool):
         an = driver.run(str(elf), ["main"], sp0="__stack_top", infeasible_paths=False, census=True)
     finally:
         microarch.ARG_NAMES = old
-    c = report.miss_census(an.results[0], an)
+    return an, report.miss_census(an.results[0], an)
+
+
+def _census(elf: Path, names: bool):
+    an, c = _analyse(elf, names)
     use = an.image.symbol("use").addr
     in_use = [a for a in c["accesses"] if use <= int(a["addr"], 16) < use + 16]
     return an.results[0].bound, c, in_use
@@ -175,14 +181,7 @@ get:
 
 
 def _main_read(elf: Path, names: bool) -> float:
-    from kairos.wcet import driver, microarch, report
-    old = microarch.ARG_NAMES
-    microarch.ARG_NAMES = names
-    try:
-        an = driver.run(str(elf), ["main"], sp0="__stack_top", infeasible_paths=False, census=True)
-    finally:
-        microarch.ARG_NAMES = old
-    c = report.miss_census(an.results[0], an)
+    an, c = _analyse(elf, names)
     main_ = an.image.symbol("main").addr
     get = an.image.symbol("get").addr
     return sum(a["misses"] for a in c["accesses"] if main_ <= int(a["addr"], 16) < get

@@ -207,6 +207,40 @@ def test_switch_indexed_by_zero_extended_value(prog_elf: Path) -> None:
     assert [i for i, t in enumerate(sw_block.table) if t == default] == [0, 6, 7, 8]
 
 
+MASKED_SWITCH = r"""
+volatile unsigned n_in = 13;
+int out;
+__attribute__((noinline)) int pick(unsigned n, int a, int b)
+{
+    switch (n & 7) {             /* every index has a case: no bounds check */
+    case 0: return a + b;
+    case 1: return a - b;
+    case 2: return a * b;
+    case 3: return a ^ b;
+    case 4: return a | b;
+    case 5: return a & b;
+    case 6: return a << (b & 7);
+    case 7: return a >> (b & 7);
+    default: __builtin_unreachable();
+    }
+}
+int main(void) { out = pick(n_in, 5, 3); return out; }
+"""
+
+
+@needs_cc
+def test_switch_bounded_by_a_mask(tmp_path: Path) -> None:
+    """``switch (n & 7)`` with all eight cases compiles to a table indexed by
+    the masked value and no guarding compare (the shape of glibc-style word
+    copies in the WCET benchmark suites): the mask bounds the index."""
+    img = ElfImage(str(build(tmp_path, "masked", c_src=MASKED_SWITCH)))
+    f = build_program(img, ["main"]).function("pick")
+    (sw_block,) = [b for b in f.blocks.values() if b.kind is Term.SWITCH]
+    assert len(sw_block.table) == 8
+    assert len(set(sw_block.table)) == 8
+    assert all(t in f.blocks for t in sw_block.table)
+
+
 @pytest.mark.parametrize("func,expected", [("counted", 37), ("by_pointer", 40), ("down", 34),
                                            ("from_const", 23)])
 def test_automatic_bounds_match_real_runs(prog_elf: Path, func: str, expected: int) -> None:

@@ -216,6 +216,89 @@ def symbolic_out(func, bs: int, st: dict[int, SymVal], image, clobber: bool = Tr
     return out
 
 
+#: Calls followed when summarising what a call may store (``store_ranges``).
+STORE_SUMMARY_DEPTH = 6
+#: Most separate byte ranges a summary keeps; more are merged into their hull.
+STORE_SUMMARY_RANGES = 16
+_STORE_CLASSES = (InstrClass.STORE, InstrClass.FP_STORE, InstrClass.AMO, InstrClass.SC)
+
+
+def store_ranges(program, entry: int, args: dict[int, int], depth: int = 0,
+                 memo: dict | None = None) -> tuple[tuple[int, int], ...] | None:
+    """The byte ranges ``[lo, hi)`` that a call of the function at ``entry``,
+    with the argument registers ``args`` (a0-a7 holding known constants),
+    may store to, with everything it calls; its own stack (and its callees'),
+    which lies below the caller's ``sp`` by the calling convention, is left
+    out.  None when some store's address is not a known constant or a
+    negative offset from the function's entry ``sp`` (a pointer of unknown
+    value, a loaded address, an argument not known in this call), or the
+    function makes a system call.  A loop query uses it to keep, across the
+    call, the memory the callee cannot write (a loop counter in a global,
+    the usual shape of the WCET benchmark suites' loops around calls)."""
+    memo = {} if memo is None else memo
+    key = (entry, tuple(sorted(args.items())))
+    if key in memo:
+        return memo[key]
+    memo[key] = None                       # no recursion: a cycle gives None
+    func = program.functions.get(entry)
+    if func is None or depth > STORE_SUMMARY_DEPTH:
+        return None
+    image = program.image
+
+    def load(addr: int, width: int, signed: bool) -> int:
+        if not image.is_readonly(addr):
+            raise _Cannot("load from writable memory")
+        return image.read_int(addr, width, signed)
+
+    state_in = symbolic_registers(func, image, {r: v for r, v in args.items() if 10 <= r <= 17})
+    callees = dict(func.calls)
+    ranges: list[tuple[int, int]] = []
+    for bs, blk in func.blocks.items():
+        st = state_in.get(bs)
+        if st is None:
+            continue                       # not reached from the entry
+        if blk.kind in (Term.ECALL, Term.TAILCALL):
+            return None
+        regs: dict[int, tuple] = {}
+        for ins in blk.instrs:
+            if ins.cls in _STORE_CLASSES:
+                base = regs.get(ins.rs1, ("r", ins.rs1)) if ins.rs1 else _c(0)
+                width = ins.mem_width or 8
+                try:
+                    where = _sv_eval(cfgmod._binop("add", base, _c(ins.imm or 0)), st, load)
+                except (_Cannot, WcetError):
+                    return None
+                if where[0] is None:
+                    ranges.append((where[1], where[1] + width))
+                elif where[0] == 2 and where[1] + width <= 0:
+                    pass                   # the function's own frame, below the caller's sp
+                else:
+                    return None
+            sym_step(regs, ins)
+        if blk.kind is Term.CALL:
+            callee = callees.get(bs)
+            if callee is None:
+                return None
+            out = symbolic_out(func, bs, st, image, clobber=False)
+            inner = {r: v[1] for r, v in out.items() if 10 <= r <= 17 and v[0] is None}
+            sub = store_ranges(program, callee, inner, depth + 1, memo)
+            if sub is None:
+                return None
+            ranges.extend(sub)
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    while len(merged) > STORE_SUMMARY_RANGES:
+        # merge the two neighbours closest together (forgetting more is sound)
+        i = min(range(len(merged) - 1), key=lambda k: merged[k + 1][0] - merged[k][1])
+        merged[i:i + 2] = [(merged[i][0], merged[i + 1][1])]
+    memo[key] = tuple(merged)
+    return memo[key]
+
+
 class BoundAnalysis:
     """Per-program cache of constant-propagation results and automatic bounds."""
 
@@ -239,6 +322,7 @@ class BoundAnalysis:
         self._ann_match_cache: dict[tuple, bool] = {}
         self._sp_seed: int | None = None
         self._sym_cache: dict[tuple, tuple] = {}
+        self._store_memo: dict = {}
         self._line_targets: dict[tuple, set[int]] = {}
         self._const_addrs: dict[int, int] = {}
         for name, val in self.ann.constants.items():
@@ -448,12 +532,28 @@ class BoundAnalysis:
         entry = {r: v for r, v in (entry or {}).items() if r != 0}
         known = self._other_loop_bounds(forest, loop)
         ranges = self._global_ranges(loop.func)
+        writes = self._call_writes(loop.func)
         q = smtloops.LoopQuery(self.program, forest, loop, const_memory=self._const_addrs, entry_consts=entry,
-                               known_bounds=known, global_ranges=ranges)
+                               known_bounds=known, global_ranges=ranges, call_writes=writes)
         key = (smtloops.code_key(self.program, loop), tuple(sorted(entry.items())),
                tuple(sorted(self._const_addrs.items())), tuple(sorted(known.items())),
-               tuple(sorted(ranges.items())))
+               tuple(sorted(ranges.items())), tuple(sorted(writes.items())))
         return q, key
+
+    def _call_writes(self, func) -> dict[int, tuple[tuple[int, int], ...] | None]:
+        """For each call of ``func``: the byte ranges its callee may store to
+        (``store_ranges``, with the argument registers known at the call in
+        every context), or None."""
+        key = ("writes", id(func))
+        got = self._sym_cache.get(key)
+        if got is None:
+            writes: dict[int, tuple[tuple[int, int], ...] | None] = {}
+            for bs, callee in func.calls:
+                args = {r: v for r, v in self._out_consts(func, bs, clobber=False).items() if 10 <= r <= 17}
+                writes[bs] = store_ranges(self.program, callee, args, memo=self._store_memo)
+            got = (writes, func)
+            self._sym_cache[key] = got
+        return got[0]
 
     def _global_ranges(self, func) -> dict[tuple[int, int], tuple[int, int]]:
         """Value ranges of the global words ``func`` loads at constant

@@ -849,11 +849,34 @@ class _Builder:
         # switch: one index register bounded by the guarding unsigned compare
         table = self._switch(blk, blocks, chain, branch_state, tgt)
         if table is None:
+            table = self._masked_switch(tgt)
+        if table is None:
             raise WcetError(f"unresolved indirect jump through {reg_name(ins.rs1)} at {where}")
         for t in table:
             if not img.is_code(t):
                 raise WcetError(f"jump table at {where} has target {t:#x} outside code")
         return (Term.SWITCH, sorted(set(table)), None, table)
+
+    def _masked_switch(self, tgt) -> list[int] | None:
+        """A jump table indexed by ``x & (2^k - 1)`` (``switch (n % 8)``
+        compiled without a bounds check: the mask bounds the index to
+        0 .. 2^k - 1, every case present): the targets of all indices."""
+        for sub in _masks(tgt, []):
+            m = sub[2][1]
+            if m <= 0 or m & (m + 1) or m >= MAX_SWITCH_ENTRIES:
+                continue
+            key = ("r", "__switch_index__")
+            t2 = _replace(tgt, sub, key)
+            if _has_unknown(t2) or _uses(t2, set()) != {"__switch_index__"}:
+                continue
+            out = []
+            for i in range(m + 1):
+                try:
+                    out.append(evaluate(t2, {"__switch_index__": i}, self.image))
+                except (ValueError, KeyError, WcetError):
+                    return None
+            return out
+        return None
 
     def _switch(self, blk, blocks, chain, branch_state, tgt) -> list[int] | None:
         img = self.image
@@ -910,6 +933,20 @@ class _Builder:
             except (ValueError, KeyError, WcetError):
                 return None
         return out
+
+
+def _masks(e: tuple, acc: list) -> list:
+    """The subexpressions ``x & m`` of ``e`` with a constant ``m``."""
+    if e[0] in ("c", "r", "?"):
+        return acc
+    if e[0] == "ld":
+        return _masks(e[3], acc)
+    if e[0] == "and" and isinstance(e[2], tuple) and e[2][0] == "c":
+        acc.append(e)
+    for sub in e[1:]:
+        if isinstance(sub, tuple):
+            _masks(sub, acc)
+    return acc
 
 
 def build_program(image: ElfImage, entries: Iterable[str], noreturn: Iterable[str] = (),

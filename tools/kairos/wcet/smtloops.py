@@ -101,12 +101,15 @@ UNROLL_KNOWN = 32
 #: generated schedulers' engine, 14 processes) gave nests whose assertion
 #: had not returned after minutes, outside any effort or time budget.
 MAX_KEPT_FRAMES = 8
+#: Most bytes a call may store to (``bounds.store_ranges``) for the memory
+#: to keep the rest across it (each such byte is one store in the formula).
+CALL_WRITES_BYTES = 256
 #: Values tried one by one below a hint shown impossible (``_search``)
 #: before bisecting: a parameter's bound is usually the hint or just below
 #: it, and each step is one check that is cheaper than the hint's.
 HINT_STEPS = 2
 #: Bumped whenever the encoding changes (part of the on-disk cache key).
-ENCODING_VERSION = "smtloops-10"
+ENCODING_VERSION = "smtloops-11"
 
 MEM = -1          # the memory, as a pseudo-register in slices
 
@@ -252,7 +255,8 @@ class LoopQuery:
     def __init__(self, program: Program, forest: LoopForest, loop: Loop, seed: dict[int, int] | None = None,
                  const_memory: dict[int, int] | None = None, entry_consts: dict[int, int] | None = None,
                  known_bounds: dict[int, int] | None = None,
-                 global_ranges: dict[tuple[int, int], tuple[int, int]] | None = None) -> None:
+                 global_ranges: dict[tuple[int, int], tuple[int, int]] | None = None,
+                 call_writes: dict[int, tuple[tuple[int, int], ...] | None] | None = None) -> None:
         self.program = program
         self.image = program.image
         self.forest = forest
@@ -292,6 +296,11 @@ class LoopQuery:
         #: constants in that range (``infeasible.ProgramFacts.value_range``)
         self.global_ranges = dict(global_ranges or {})
         self.private_calls = _private_frame_calls(self.func) if self.frame_size else frozenset()
+        #: call block -> the byte ranges its callee may store to (besides its
+        #: own stack below ``sp``), where known (``bounds.store_ranges``):
+        #: the rest of memory keeps its bytes across the call
+        self.call_writes = {b: w for b, w in (call_writes or {}).items()
+                            if w is not None and sum(hi - lo for lo, hi in w) <= CALL_WRITES_BYTES}
 
     # -- slices ---------------------------------------------------------------
     def slice_for(self, branch_blocks: Iterable[int]) -> frozenset[int]:
@@ -442,7 +451,10 @@ class LoopQuery:
                     out.regs[r] = self._fresh_bv("call")
             if MEM in rel:
                 sp = out.regs.get(2)
-                if bs in self.private_calls and sp is not None and out.mem is not None \
+                writes = self.call_writes.get(bs)
+                if writes is not None and out.mem is not None:
+                    out.mem = self._keep_unwritten(out.mem, writes)
+                elif bs in self.private_calls and sp is not None and out.mem is not None \
                         and self.kept_frames < MAX_KEPT_FRAMES:
                     self.kept_frames += 1
                     out.mem = self._keep_frame(out.mem, sp)
@@ -506,6 +518,22 @@ class LoopQuery:
         a = z3.BitVec(f"fa!{self._fresh}", 64)
         inside = z3.ULT(a - _bv(sp), z3.BitVecVal(self.frame_size, 64))
         return z3.Lambda([a], z3.If(inside, z3.Select(mem, a), z3.Select(other, a)))
+
+    def _keep_unwritten(self, mem, writes: tuple[tuple[int, int], ...]):
+        """Memory after a call whose callee stores only into ``writes`` (byte
+        ranges of at most ``CALL_WRITES_BYTES`` in all) and its own stack:
+        the bytes of those ranges are unknown, the rest keeps its bytes (a
+        global loop counter survives a call that does not write it).  The
+        callee's frames lie below the caller's ``sp``, which the caller's
+        code never reads (calling convention, as everywhere in the
+        analysis), so they need no forgetting.  Written as stores of fresh
+        bytes, not as a lambda: no nesting per call (``_keep_frame``)."""
+        other = self._fresh_mem()
+        for lo, hi in writes:
+            for a in range(lo, hi):
+                av = z3.BitVecVal(a & MASK64, 64)
+                mem = z3.Store(mem, av, z3.Select(other, av))
+        return mem
 
     def _havoc_loop(self, st: _State, lp: Loop, rel: frozenset[int]) -> _State:
         """Any header state of ``lp``: what the loop writes is forgotten."""
