@@ -199,10 +199,14 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
     sc->refill_count = 1;
     refill_at(sc, 0)->release_time = now;
     refill_at(sc, 0)->amount = budget;
+    /* (The sum before the round-robin tail: with the order facts in its
+     * context, the postcondition timed out at 20 s without it.) */
+    /*@ assert refill_invariant(sc) && ring_sum(sc) == budget; */
     /*@ assert order: sc->refill_count == 1 && pos_rel(sc, 0) == now; */
     if (rr)
         add_tail(sc, (struct refill){ .release_time = now, .amount = 0 });
     /*@ assert order: pos_rel(sc, 0) == now && pos_rel(sc, sc->refill_count - 1) == now; */
+    /*@ assert order: \forall integer k; 0 <= k < sc->refill_count ==> pos_rel(sc, k) == now; */
 }
 
 
