@@ -145,6 +145,31 @@ static inline u32 refill_max_for_size(word_t size_bits)
   predicate refill_min(struct sched_context *sc) =
       sc->budget >= refill_min_budget_ticks &&
       Refills(sc)[sc->refill_head].amount >= refill_min_budget_ticks;
+
+  // Order and non-overlap of a sporadic ring (docs/proofs.md "Order"),
+  // stated by position from the head (k-th refill: slot ring_slot(sc, k))
+  // and for neighbours only, so that each fact is a one-variable
+  // quantifier. A refill ends (release + amount) no later than the next is
+  // released; amounts are unsigned, so the release times are then
+  // non-decreasing from head to tail (ring_order).
+  logic integer pos_rel(struct sched_context *sc, integer k) =
+      Refills(sc)[ring_slot(sc, k)].release_time;
+  logic integer pos_amt(struct sched_context *sc, integer k) =
+      Refills(sc)[ring_slot(sc, k)].amount;
+  // Non-overlap from position p on (p = 1: all but the head pair, which
+  // the head's own changes break and merge_overlapping restores).
+  predicate ring_apart(struct sched_context *sc, integer p) =
+      \forall integer k; p <= k && k + 1 < sc->refill_count ==>
+          pos_rel(sc, k) + pos_amt(sc, k) <= pos_rel(sc, k + 1);
+  // The head ends strictly before the next release (nothing left to merge).
+  predicate head_apart(struct sched_context *sc) =
+      sc->refill_count >= 2 ==> pos_rel(sc, 0) + pos_amt(sc, 0) < pos_rel(sc, 1);
+  predicate ring_order(struct sched_context *sc) =
+      \forall integer k; 0 <= k && k + 1 < sc->refill_count ==> pos_rel(sc, k) <= pos_rel(sc, k + 1);
+  // Every release time at most t: with t + the amounts below 2^64, the
+  // code's 64-bit ends (release + amount) do not wrap.
+  predicate rel_below(struct sched_context *sc, integer t) =
+      \forall integer k; 0 <= k < sc->refill_count ==> pos_rel(sc, k) <= t;
 */
 /* ring_sum above names eight slots. */
 _Static_assert(CONFIG_MAX_REFILLS <= 8, "ring_sum (ACSL) sums slots 0 to 7");
@@ -188,7 +213,9 @@ static inline struct refill *refill_tail(struct sched_context *sc)
     ensures sc->refill_max == (period == 0 || period == budget ? REFILL_MIN_REFILLS
                                                                : clamped_max(max_refills));
     ensures Refills(sc)[0].release_time == now && Refills(sc)[0].amount == budget;
-    ensures budget >= refill_min_budget_ticks ==> refill_min(sc); */
+    ensures budget >= refill_min_budget_ticks ==> refill_min(sc);
+    ensures order: sc->period != 0 ==> ring_apart(sc, 0) && head_apart(sc);
+    ensures order: rel_below(sc, now); */
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
 
 /* Reconfigure a context that is in use (bound to a runnable thread) without
@@ -261,7 +288,13 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
-    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
+    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0;
+    behavior ordered:
+      assumes sc->refill_count != 0 && sc->period != 0 && ring_apart(sc, 0);
+      assumes rel_below(sc, UINT64_MAX - sc->budget) && now <= UINT64_MAX - sc->budget;
+      ensures order: ring_apart(sc, 0);
+      ensures order: \result ==> head_apart(sc);
+      ensures order: rel_below(sc, UINT64_MAX - sc->budget); */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
 /* seL4_Yield after consuming `usage`: round robin refills the slice; a

@@ -38,7 +38,10 @@ static u32 tail_index(const struct sched_context *sc) { return refill_index_add(
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
     ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[i].amount == a;
-    ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[i].amount) + a; */
+    ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[i].amount) + a;
+    ensures order: \forall integer k; 0 <= k < sc->refill_count && ring_slot(sc, k) != i ==>
+                       pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k));
+    ensures order: Refills(sc)[i].release_time == \old(Refills(sc)[i].release_time); */
 static ALWAYS_INLINE void set_amount(struct sched_context *sc, u32 i, u64 a)
 {
     refill_at(sc, i)->amount = a;
@@ -55,7 +58,10 @@ static ALWAYS_INLINE void set_amount(struct sched_context *sc, u32 i, u64 a)
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
     ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[i].amount == \old(Refills(sc)[i].amount) + a;
-    ensures ring_sum(sc) == \old(ring_sum(sc)) + a; */
+    ensures ring_sum(sc) == \old(ring_sum(sc)) + a;
+    ensures order: \forall integer k; 0 <= k < sc->refill_count && ring_slot(sc, k) != i ==>
+                       pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k));
+    ensures order: Refills(sc)[i].release_time == \old(Refills(sc)[i].release_time); */
 static ALWAYS_INLINE void add_amount(struct sched_context *sc, u32 i, u64 a)
 {
     /*@ assert slot_amount(sc, i) == Refills(sc)[i].amount; */
@@ -71,7 +77,10 @@ static ALWAYS_INLINE void add_amount(struct sched_context *sc, u32 i, u64 a)
     ensures refill_invariant(sc) && sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
     ensures sc->refill_max == \old(sc->refill_max);
     ensures Refills(sc)[i].release_time == t;
-    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+    ensures ring_sum(sc) == \old(ring_sum(sc));
+    ensures order: \forall integer k; 0 <= k < sc->refill_count && ring_slot(sc, k) != i ==>
+                       pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k));
+    ensures order: Refills(sc)[i].amount == \old(Refills(sc)[i].amount); */
 static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
 {
     refill_at(sc, i)->release_time = t;
@@ -87,6 +96,24 @@ static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
      ensures ring_sum(sc) == Refills(sc)[sc->refill_head].amount +
                  (sc->refill_count == 2 ? Refills(sc)[ring_slot(sc, 1)].amount : 0); @/
   static void ring_sum_small(struct sched_context *sc) { }
+*/
+
+/* A lemma function: the head's amount is at most the sum (the other
+ * terms are unsigned), so that a release bounded by UINT64_MAX - ring_sum
+ * plus the head's amount does not wrap (docs/proofs.md "Order"). */
+/*@ ghost
+  /@ requires refill_invariant(sc);
+     assigns \nothing;
+     ensures order: Refills(sc)[sc->refill_head].amount <= ring_sum(sc); @/
+  static void head_le_sum(struct sched_context *sc) { }
+*/
+
+/* The same for any refill in use (order: a tail's end does not wrap). */
+/*@ ghost
+  /@ requires refill_invariant(sc) && i < sc->refill_max && ring_off(sc, i) < sc->refill_count;
+     assigns \nothing;
+     ensures order: Refills(sc)[i].amount <= ring_sum(sc); @/
+  static void live_le_sum(struct sched_context *sc, u32 i) { }
 */
 
 /* The ring reset to one refill (head 0) takes its first slot. */
@@ -111,7 +138,9 @@ static ALWAYS_INLINE void set_only(struct sched_context *sc, struct refill h)
                 (slot_live(sc, i) <==> \old(slot_live(sc, i)) && i != \old(sc->refill_head));
     ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[sc->refill_head].amount);
     ensures \result.release_time == \old(Refills(sc)[sc->refill_head].release_time);
-    ensures \result.amount == \old(Refills(sc)[sc->refill_head].amount); */
+    ensures \result.amount == \old(Refills(sc)[sc->refill_head].amount);
+    ensures order: \forall integer k; 0 <= k < sc->refill_count ==>
+                       ring_slot(sc, k) == \old(ring_slot(sc, k + 1)); */
 static struct refill pop_head(struct sched_context *sc)
 {
     struct refill r = *refill_head(sc);
@@ -128,7 +157,11 @@ static struct refill pop_head(struct sched_context *sc)
     ensures sc->budget == \old(sc->budget) && sc->period == \old(sc->period);
     ensures Refills(sc)[sc->refill_head].release_time == \old(Refills(sc)[sc->refill_head].release_time);
     ensures Refills(sc)[sc->refill_head].amount == \old(Refills(sc)[sc->refill_head].amount);
-    ensures ring_sum(sc) == \old(ring_sum(sc)) + r.amount; */
+    ensures ring_sum(sc) == \old(ring_sum(sc)) + r.amount;
+    ensures order: pos_rel(sc, sc->refill_count - 1) == r.release_time &&
+                   pos_amt(sc, sc->refill_count - 1) == r.amount;
+    ensures order: \forall integer k; 0 <= k < \old(sc->refill_count) ==>
+                       pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k)); */
 static void add_tail(struct sched_context *sc, struct refill r)
 {
     sc->refill_count++;
@@ -166,8 +199,14 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
     sc->refill_count = 1;
     refill_at(sc, 0)->release_time = now;
     refill_at(sc, 0)->amount = budget;
+    /* (The sum before the round-robin tail: with the order facts in its
+     * context, the postcondition timed out at 20 s without it.) */
+    /*@ assert refill_invariant(sc) && ring_sum(sc) == budget; */
+    /*@ assert order: sc->refill_count == 1 && pos_rel(sc, 0) == now; */
     if (rr)
         add_tail(sc, (struct refill){ .release_time = now, .amount = 0 });
+    /*@ assert order: pos_rel(sc, 0) == now && pos_rel(sc, sc->refill_count - 1) == now; */
+    /*@ assert order: \forall integer k; 0 <= k < sc->refill_count ==> pos_rel(sc, k) == now; */
 }
 
 
@@ -187,7 +226,12 @@ static bool head_overlaps(struct sched_context *sc)
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count);
     ensures ring_sum(sc) == \old(ring_sum(sc));
-    ensures Refills(sc)[sc->refill_head].amount >= \old(Refills(sc)[sc->refill_head].amount); */
+    ensures Refills(sc)[sc->refill_head].amount >= \old(Refills(sc)[sc->refill_head].amount);
+    behavior ordered:
+      assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
+      ensures order: ring_apart(sc, 0) && head_apart(sc);
+      ensures order: rel_below(sc, UINT64_MAX - ring_sum(sc));
+      ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0)); */
 static void merge_overlapping(struct sched_context *sc)
 {
     /* No step counter: each step pops a refill and head_overlaps is false
@@ -198,13 +242,35 @@ static void merge_overlapping(struct sched_context *sc)
         loop invariant sc->refill_count <= \at(sc->refill_count, Pre);
         loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
         loop invariant Refills(sc)[sc->refill_head].amount >= \at(Refills(sc)[sc->refill_head].amount, Pre);
+        for ordered: loop invariant order: ring_apart(sc, 1);
+        for ordered: loop invariant order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre));
+        for ordered: loop invariant order: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre);
         loop assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (head_overlaps(sc)) {
         struct refill r = pop_head(sc);
+        /* Order: the refills behind the new head are the old ones from
+         * position 2 on; only the head's slot is written below. */
+        /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count ==>
+                  pos_rel(sc, k) == \at(pos_rel(sc, k + 1), LoopCurrent) &&
+                  pos_amt(sc, k) == \at(pos_amt(sc, k + 1), LoopCurrent); */
+        /*@ for ordered: assert order: ring_apart(sc, 0); */
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+        /*@ for ordered: assert order: \forall integer k; 1 <= k < sc->refill_count ==>
+                                       ring_slot(sc, k) != sc->refill_head; */
+        /*@ for ordered: assert order: r.release_time <= UINT64_MAX - \at(ring_sum(sc), Pre); */
         add_amount(sc, sc->refill_head, r.amount);
+        /*@ for ordered: assert order: ring_apart(sc, 1); */
+        /*@ for ordered: assert order: \forall integer k; 1 <= k < sc->refill_count ==>
+                                       pos_rel(sc, k) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
         set_release(sc, sc->refill_head, r.release_time);
+        /*@ for ordered: assert order: ring_apart(sc, 1); */
+        /*@ for ordered: assert order: \forall integer k; 1 <= k < sc->refill_count ==>
+                                       pos_rel(sc, k) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
+        /*@ for ordered: assert order: pos_rel(sc, 0) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
     }
+    /* The exit test's 64-bit end did not wrap (order: head_apart). */
+    /*@ ghost head_le_sum(sc); */
 }
 
 /* schedule_used (§5.4): time used from a refill comes back at `used`'s
@@ -213,16 +279,38 @@ static void merge_overlapping(struct sched_context *sc)
     requires ring_sum(sc) + used.amount <= UINT64_MAX;
     assigns sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc) && sc->refill_count <= \old(sc->refill_count) + 1;
-    ensures ring_sum(sc) == \old(ring_sum(sc)) + used.amount; */
+    ensures ring_sum(sc) == \old(ring_sum(sc)) + used.amount;
+    behavior ordered:
+      assumes ring_apart(sc, 1);
+      assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - used.amount);
+      assumes used.release_time <= UINT64_MAX - ring_sum(sc) - used.amount;
+      ensures order: ring_apart(sc, 1);
+      ensures order: \old(ring_apart(sc, 0)) ==> ring_apart(sc, 0);
+      ensures order: \old(head_apart(sc)) ==> head_apart(sc);
+      ensures order: rel_below(sc, UINT64_MAX - ring_sum(sc));
+      ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0)); */
 static void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     u32 ti = tail_index(sc);
     struct refill *t = refill_at(sc, ti);
+    /* Order: only the tail's slot is written, or the one after it; the
+     * tail's 64-bit end does not wrap. */
+    /*@ ghost live_le_sum(sc, ti); */
+    /*@ for ordered: assert order: ti == ring_slot(sc, sc->refill_count - 1); */
+    /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==> ring_slot(sc, k) != ti; */
+    /*@ for ordered: assert order: t->release_time + t->amount <= UINT64_MAX; */
     if (t->release_time + t->amount >= used.release_time) {
         /* The tail, used from its release, reaches `used`'s release before it
          * runs out: adding the amount to it releases nothing earlier.
          * (Thesis: only when used.time <= tail.time.) */
         add_amount(sc, ti, used.amount);
+        /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
+                                   pos_rel(sc, k) == \at(pos_rel(sc, k), Pre) && pos_amt(sc, k) == \at(pos_amt(sc, k), Pre); */
+        /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count ==>
+                                       pos_rel(sc, k) == \at(pos_rel(sc, k), Pre); */
+        /*@ for ordered: assert order: ring_apart(sc, 1) && (\at(ring_apart(sc, 0), Pre) ==> ring_apart(sc, 0)); */
+        /*@ for ordered: assert order: \at(head_apart(sc), Pre) ==> head_apart(sc); */
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - used.amount); */
     } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
         /* Too small to be worth a refill of its own (it could never be run
          * alone), or no room: merge it into the tail, moving the tail later
@@ -234,9 +322,36 @@ static void schedule_used(struct sched_context *sc, struct refill used, u64 min_
          * refills pushes the rest of the head a period away at every
          * preemption. */
         set_release(sc, ti, used.release_time - t->amount);
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - used.amount); */
         add_amount(sc, ti, used.amount);
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - used.amount); */
+        /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
+                                   pos_rel(sc, k) == \at(pos_rel(sc, k), Pre) && pos_amt(sc, k) == \at(pos_amt(sc, k), Pre); */
+        /*@ for ordered: assert order: pos_rel(sc, sc->refill_count - 1) >= \at(pos_rel(sc, sc->refill_count - 1), Pre); */
+        /*@ for ordered: assert order: pos_rel(sc, sc->refill_count - 1) <= used.release_time; */
+        /*@ for ordered: assert order: sc->refill_count >= 2 && pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre); */
+        /*@ for ordered: assert order: \forall integer k; 0 <= k && k + 1 < sc->refill_count ==>
+                  pos_rel(sc, k) + pos_amt(sc, k) == \at(pos_rel(sc, k) + pos_amt(sc, k), Pre) &&
+                  pos_rel(sc, k + 1) >= \at(pos_rel(sc, k + 1), Pre); */
+        /*@ for ordered: assert order: ring_apart(sc, 1); */
+        /*@ for ordered: assert order: \at(ring_apart(sc, 0), Pre) ==> ring_apart(sc, 0); */
+        /*@ for ordered: assert order: \at(head_apart(sc), Pre) ==> head_apart(sc); */
     } else {
         add_tail(sc, used);
+        /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
+                                       pos_rel(sc, k) == \at(pos_rel(sc, k), Pre) && pos_amt(sc, k) == \at(pos_amt(sc, k), Pre); */
+        /*@ for ordered: assert order: pos_rel(sc, sc->refill_count - 2) + pos_amt(sc, sc->refill_count - 2) < pos_rel(sc, sc->refill_count - 1); */
+        /*@ for ordered: assert order: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre); */
+        /*@ for ordered: assert order: \forall integer k; 0 <= k && k + 2 < sc->refill_count ==>
+                  pos_rel(sc, k) + pos_amt(sc, k) == \at(pos_rel(sc, k) + pos_amt(sc, k), Pre) &&
+                  pos_rel(sc, k + 1) == \at(pos_rel(sc, k + 1), Pre); */
+        /*@ for ordered: assert order: ring_apart(sc, 1); */
+        /*@ for ordered: assert order: \at(ring_apart(sc, 0), Pre) ==>
+                  \forall integer k; 0 <= k && k + 2 < sc->refill_count ==>
+                      pos_rel(sc, k) + pos_amt(sc, k) <= pos_rel(sc, k + 1); */
+        /*@ for ordered: assert order: \at(ring_apart(sc, 0), Pre) ==> ring_apart(sc, 0); */
+        /*@ for ordered: assert order: \at(head_apart(sc), Pre) ==> head_apart(sc); */
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - used.amount); */
     }
 }
 
@@ -428,8 +543,17 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
      * slack each time. Keep the later of the two. */
     if (refill_head(sc)->release_time < now)
         set_release(sc, sc->refill_head, now);
+    /* Order: only the head's release moved (later), so the ring is apart
+     * from position 1 on, which is what merge_overlapping restores from. */
+    /* (The sum and the minimum before the merge: with the order facts of
+     * the callees in its context, the postcondition timed out without.) */
+    /*@ assert refill_invariant(sc) && refill_sum(sc) && refill_min(sc); */
+    /*@ for ordered: assert order: ring_sum(sc) == sc->budget; */
+    /*@ for ordered: assert order: ring_apart(sc, 1); */
+    /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - ring_sum(sc)); */
     /* Refills that become available before the head runs out join it. */
     merge_overlapping(sc);
+    /*@ assert refill_invariant(sc) && refill_sum(sc) && refill_min(sc); */
     return true;
 }
 
