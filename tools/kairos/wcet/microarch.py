@@ -97,6 +97,15 @@ WALK_ENTRY_MISSES = 3
 #: Loops that touch one small object only are charged its lines per entry
 #: (``object_loop``; False: as any symbolic access, for comparison).
 OBJECT_LOOPS = True
+#: An object loop may call functions whose data accesses are all through the
+#: same object (``object_loop``'s callees; False: a loop with a call is no
+#: object loop, as before).
+OBJECT_LOOP_CALLS = True
+#: An object loop may also make data accesses of no symbolic base (known
+#: lines, known ranges, unknown addresses): each such access that may miss
+#: is charged one more miss, for the object's line its refill may evict
+#: (``object_loop``; False: such a loop is no object loop, as before).
+OBJECT_LOOP_OTHERS = True
 #: Symbolic accesses whose base's alignment (a way's worth: ``sets_of``)
 #: leaves a few sets refill only those (False: any set, as before).
 PLACED_SETS = True
@@ -335,6 +344,10 @@ class _Analysis:
         self._loops: dict[int, Any] = {}
         self._walks: dict[tuple[Context, int], tuple[Any, int] | None] = {}
         self._objloops: dict[tuple[Context, int], int | None] = {}
+        # object loops with calls: the callee contexts entered from the loop
+        self._objloop_callees: dict[tuple[Context, int], frozenset[Context]] = {}
+        # object loops with accesses of no symbolic base (``OBJECT_LOOP_OTHERS``)
+        self._objloop_others: set[tuple[Context, int]] = set()
         self.table_ranges = _switch_table_ranges(program, self.rng)
         if entry_state not in ("auto", "idle", "trap"):
             raise WcetError(f"bad entry state {entry_state!r} (auto, idle or trap)")
@@ -496,40 +509,86 @@ class _Analysis:
 
     def object_loop(self, ctx: Context, header: int) -> int | None:
         """The lines the loop with this header in ``ctx`` may touch when it
-        is an *object loop* (docs/processor-model.md "Object loops"): it
-        calls nothing, and every data access in it goes through one object
-        of an object fact (the argument, and bases derived from it by an
-        index), whose byte ranges (the argument's offsets, ``[0, size)``
-        for a derived base) span at most ``sym_span`` bytes together.
-        Those lines lie in different sets and nothing else in the loop
-        refills, so each misses at most once per entry of the loop.  None
-        otherwise."""
+        is an *object loop* (docs/processor-model.md "Object loops"): every
+        data access in it, and in the functions it calls (``_loop_callees``,
+        with ``OBJECT_LOOP_CALLS``), goes through one object of an object
+        fact (the argument, and bases derived from it by an index), whose
+        byte ranges (the argument's offsets, ``[0, size)`` for a derived
+        base) span at most ``sym_span`` bytes together.  Those lines lie in
+        different sets and nothing else in the loop refills, so each misses
+        at most once per entry of the loop.  None otherwise."""
         got = self._objloops.get((ctx, header), False)
         if got is not False:
             return got
         got = None
         f = self.ctx_func.get(ctx)
         loop = self._reducible_loop(f, header) if f is not None else None
-        if loop is not None and not self._calls_in(f, loop):
+        callees: frozenset[Context] | None = frozenset()
+        if loop is not None and self._calls_in(f, loop):
+            callees = self._loop_callees(ctx, f, loop) if OBJECT_LOOP_CALLS else None
+        if loop is not None and callees is not None:
             root, lo, hi = None, None, None
-            for bs in loop.blocks:
-                for ins in f.blocks[bs].instrs:
-                    if ins.cls not in MEM_CLASSES:
-                        continue
-                    acc = self.daccess(ctx, ins)
-                    fam = self.family(acc.sym[0]) if acc.sym is not None and acc.device == "no" else None
-                    if fam is None or root is not None and fam[0] != root:
-                        self._objloops[(ctx, header)] = None
-                        return None
-                    root = fam[0]
-                    a, b = (acc.sym[1], acc.sym[2]) if fam[1] is None else fam[1]
-                    lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+            others = False
+            where = [(ctx, f, loop.blocks)] + [(c, self.ctx_func[c], list(self.ctx_func[c].blocks))
+                                               for c in sorted(callees, key=repr)]
+            for cx, fx, blocks in where:
+                for bs in blocks:
+                    for ins in fx.blocks[bs].instrs:
+                        if ins.cls not in MEM_CLASSES:
+                            continue
+                        acc = self.daccess(cx, ins)
+                        if acc.sym is None and OBJECT_LOOP_OTHERS:
+                            others = True          # charged as usual, plus the line it may evict
+                            continue
+                        fam = self.family(acc.sym[0]) if acc.sym is not None and acc.device == "no" else None
+                        if fam is None or root is not None and fam[0] != root:
+                            self._objloops[(ctx, header)] = None
+                            return None
+                        root = fam[0]
+                        a, b = (acc.sym[1], acc.sym[2]) if fam[1] is None else fam[1]
+                        lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
             if root is not None and hi - lo <= self.sym_span:
                 line = self.levels[self.sym_level].config.line
                 al = self.alignment(root) or (1, 0)
                 got = max((p + hi - 1) // line - (p + lo) // line + 1 for p in range(al[1] % al[0], line, al[0]))
+                if callees:
+                    self._objloop_callees[(ctx, header)] = callees
+                if others:
+                    self._objloop_others.add((ctx, header))
         self._objloops[(ctx, header)] = got
         return got
+
+    def _loop_callees(self, ctx: Context, f: Function, loop) -> frozenset[Context] | None:
+        """The contexts of the functions a loop calls, and of theirs, when
+        each is entered only from there (a full call string below the loop's
+        call sites), has no loop, and ends only in returns, calls of known
+        targets and halts: their every execution is then inside an
+        iteration of the loop, and their accesses are all in sight.  None
+        otherwise (an indirect call, a shared context, an ``ecall``, a
+        ``wfi``, a trap return, a loop)."""
+        out: set[Context] = set()
+        todo = [(ctx, f.blocks[bs]) for bs in loop.blocks]
+        while todo:
+            cx, b = todo.pop()
+            if b.kind in (Term.ECALL, Term.WFI, Term.TRAP_RETURN):
+                return None
+            if b.kind not in (Term.CALL, Term.TAILCALL):
+                continue
+            if b.call_target is None:
+                return None
+            sub = self.p.callee_context(cx, b.last.addr, b.call_target)
+            fs = self.ctx_func.get(sub)
+            if fs is None or sub in out or sub == ctx:
+                return None
+            if self.loops_of(fs).loops:
+                return None
+            if self._callers is None:
+                self._callers = self.p.context_callers(self.entry)
+            if len(self._callers.get(sub, ())) != 1:
+                return None
+            out.add(sub)
+            todo.extend((sub, blk) for blk in fs.blocks.values())
+        return frozenset(out)
 
     def walk_share(self, ctx: Context, header: int) -> int:
         """Cycles per iteration of a line walk's or a copy's loop (charged on its header)."""
@@ -1440,7 +1499,8 @@ class _Analysis:
         dcat = AH
         for k in self.data_levels:
             lv = self.levels[k]
-            if k == self.sym_level and key in self.block_walk:
+            if k == self.sym_level and key in self.block_walk and \
+                    not (acc.sym is None and self.block_walk[key] in self._objloop_others):
                 # a line walk (``walk``) or a copy (``copy``): its misses are
                 # charged per iteration and per entry of its loop; as a
                 # possible refill in a set not known here, it removes every
@@ -1485,6 +1545,11 @@ class _Analysis:
                 may[k] = may[k].access_range(lines)
             if k == self.sym_level:
                 dcat = cat
+                if cat != AH and self.block_walk.get(key) in self._objloop_others:
+                    # in an object loop: this refill may evict the one line
+                    # of the object in its set, loaded again later in the
+                    # loop (the loop's charge covers each line once)
+                    miss += lv.miss_penalty
                 if cat != AH:              # a refill in a set symbolic lines may share
                     runs.refill_elsewhere(None if lines is None or not self.placed
                                           else frozenset(ln % lv.config.sets for ln in lines))
@@ -1630,6 +1695,9 @@ class _Analysis:
                 if ok:
                     for bs in lp.blocks:
                         self.block_walk[(ctx, bs)] = (ctx, lp.header)
+                    for c in self._objloop_callees.get((ctx, lp.header), ()):
+                        for bs in self.ctx_func[c].blocks:
+                            self.block_walk[(c, bs)] = (ctx, lp.header)
         self._charges()
 
     def run(self) -> BlockCosts:
