@@ -17,42 +17,25 @@ slots, queued threads) are checked too.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parent.parent
-CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O1",
-          "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-          "-fno-omit-frame-pointer", "-DKAIROS_FLAVOUR_DEBUG",
-          "-I", str(ROOT / "kernel/include"), "-I", str(ROOT / "kernel/arch/riscv/include")]
+import host_harness
+
 CAPACITY = 256  # CONFIG_MAX_SPORADIC_SCS
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory) -> Path:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.fail("gcc not found: install the Debian package gcc", pytrace=False)
-    out = tmp_path_factory.mktemp("release") / "release_harness"
-    p = subprocess.run([gcc, *CFLAGS, str(ROOT / "tests/host/release_harness.c"),
-                        str(ROOT / "kernel/kernel/release.c"), "-o", str(out)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    return out
+    return host_harness.build(tmp_path_factory.mktemp("release") / "release_harness",
+                              ['tests/host/release_harness.c', 'kernel/kernel/release.c'], "debug")
 
 
 def run(harness: Path, commands: list[str]) -> list[str]:
-    p = subprocess.run([str(harness)], input="".join(c + "\n" for c in commands),
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    out = p.stdout.splitlines()
-    assert len(out) == len(commands), p.stdout + p.stderr
-    return out
+    return host_harness.run(harness, commands, timeout=60)
 
 
 class Reference:

@@ -14,40 +14,23 @@ kernel's own check (tqueue_violation: links, ends, order) must pass.
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O1",
-          "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-          "-fno-omit-frame-pointer", "-DKAIROS_FLAVOUR_CHECK",
-          "-I", str(ROOT / "kernel/include"), "-I", str(ROOT / "kernel/arch/riscv/include")]
+import host_harness
+
 NTHREADS = 512  # queue_harness.c
 
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory) -> Path:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.fail("gcc not found: install the Debian package gcc", pytrace=False)
-    out = tmp_path_factory.mktemp("tqueue") / "queue_harness"
-    p = subprocess.run([gcc, *CFLAGS, str(ROOT / "tests/host/queue_harness.c"),
-                        str(ROOT / "kernel/kernel/queue.c"), "-o", str(out)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    return out
+    return host_harness.build(tmp_path_factory.mktemp("tqueue") / "queue_harness",
+                              ['tests/host/queue_harness.c', 'kernel/kernel/queue.c'], "check")
 
 
 def run(harness: Path, commands: list[str]) -> list[str]:
-    p = subprocess.run([str(harness)], input="".join(c + "\n" for c in commands),
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    out = p.stdout.splitlines()
-    assert len(out) == len(commands), p.stdout[-2000:] + p.stderr
-    return out
+    return host_harness.run(harness, commands, timeout=120)
 
 
 class Reference:
