@@ -204,8 +204,39 @@ class PointerFact:
 
 
 @dataclass
+class RecursionBound:
+    """``[[recursion]]``: at most ``calls`` activations of ``function`` per
+    entry into its recursion (a call into the cycle's functions from outside
+    them), the outermost one included: TACLeBench's ``flowrestriction
+    1*f <= N*marker`` with the marker on the call from outside."""
+    function: str
+    calls: int
+    origin: str
+    note: str = ""
+    used: bool = False
+
+
+@dataclass
+class CallTargets:
+    """``[[call]]``: the possible targets of an indirect call, the ``jalr``
+    given by ``address``, or by ``function`` with ``line``/``source`` (or
+    alone: its only indirect call)."""
+    targets: tuple[str, ...]
+    origin: str
+    function: str | None = None
+    address: int | None = None
+    file: str | None = None
+    line: int | None = None
+    source: str | None = None
+    note: str = ""
+    used: bool = False
+
+
+@dataclass
 class Annotations:
     loops: list[LoopAnnotation] = field(default_factory=list)
+    recursion: list[RecursionBound] = field(default_factory=list)
+    calls: list[CallTargets] = field(default_factory=list)
     objects: list[ObjectFact] = field(default_factory=list)
     pointers: list[PointerFact] = field(default_factory=list)
     noreturn: set[str] = field(default_factory=set)
@@ -217,6 +248,8 @@ class Annotations:
     def merge(self, other: "Annotations") -> None:
         self.parameters.update(other.parameters)
         self.loops.extend(other.loops)
+        self.recursion.extend(other.recursion)
+        self.calls.extend(other.calls)
         self.objects.extend(other.objects)
         self.pointers.extend(other.pointers)
         self.noreturn |= other.noreturn
@@ -314,7 +347,8 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
     ann = Annotations(paths=[path])
     ann.parameters = _parameters(data, path, params or {})
     values = {n: p.value for n, p in ann.parameters.items()}
-    known = {"loop", "noreturn", "constants", "preemption", "parameters", "object", "pointer"}
+    known = {"loop", "noreturn", "constants", "preemption", "parameters", "object", "pointer", "recursion",
+             "call"}
     for k in data:
         if k not in known:
             raise WcetError(f"{path}: unknown key {k!r} (expected one of {', '.join(sorted(known))})")
@@ -399,6 +433,8 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
         la.context = tuple(ctx)
         ann.loops.append(la)
     ann.objects = _objects(data, path, values)
+    ann.recursion = _recursion(data, path, values)
+    ann.calls = _calls(data, path)
     ann.pointers = _pointers(data, path)
     nr = data.get("noreturn", [])
     if not isinstance(nr, list) or not all(isinstance(x, str) for x in nr):
@@ -457,6 +493,54 @@ def _objects(data: dict, path: str, values: dict[str, int]) -> list[ObjectFact]:
         if align < 1 or align & (align - 1):
             raise WcetError(f"{origin}: align must be a power of two")
         out.append(ObjectFact(tuple(fns), arg, size, origin, str(ent.get("note", "")), expression, align))
+    return out
+
+
+def _recursion(data: dict, path: str, values: dict[str, int]) -> list[RecursionBound]:
+    out = []
+    for origin, ent in _fact_tables(data, path, "recursion", {"function", "calls", "note"}):
+        if not isinstance(ent.get("function"), str) or not ent["function"]:
+            raise WcetError(f"{origin}: needs function = \"NAME\" (a function of the recursion)")
+        if "calls" not in ent:
+            raise WcetError(f"{origin}: needs calls = N (the most activations of {ent['function']} "
+                            f"per entry into its recursion)")
+        c = ent["calls"]
+        n = evaluate(c, values, origin) if isinstance(c, str) and not c.strip().isdigit() \
+            else _int(c, "calls", origin)
+        if n < 1:
+            raise WcetError(f"{origin}: calls must be >= 1")
+        out.append(RecursionBound(ent["function"], n, origin, str(ent.get("note", ""))))
+    return out
+
+
+def _calls(data: dict, path: str) -> list[CallTargets]:
+    out = []
+    for origin, ent in _fact_tables(data, path, "call", {"function", "address", "line", "source", "targets",
+                                                         "note"}):
+        tg = ent.get("targets")
+        if not isinstance(tg, list) or not tg or not all(isinstance(x, str) and x for x in tg):
+            raise WcetError(f"{origin}: targets must be a non-empty list of function names")
+        ct = CallTargets(tuple(dict.fromkeys(tg)), origin, note=str(ent.get("note", "")))
+        if "function" in ent:
+            if not isinstance(ent["function"], str) or not ent["function"]:
+                raise WcetError(f"{origin}: function must be a function name")
+            ct.function = ent["function"]
+        if "address" in ent:
+            ct.address = _int(ent["address"], "address", origin)
+        if "line" in ent:
+            ln = ent["line"]
+            if not isinstance(ln, str) or ":" not in ln:
+                raise WcetError(f"{origin}: line must be \"file.c:NUMBER\", got {ln!r}")
+            f, _, n = ln.rpartition(":")
+            ct.file, ct.line = f, _int(n, "line number", origin)
+        if "source" in ent:
+            if not isinstance(ent["source"], str) or not ent["source"].strip():
+                raise WcetError(f"{origin}: source must be a non-empty text from the call's source line")
+            ct.source = ent["source"].strip()
+        if ct.address is None and ct.function is None:
+            raise WcetError(f"{origin}: give 'address' or 'function' (with 'line' or 'source', or alone "
+                            f"for a function with one indirect call)")
+        out.append(ct)
     return out
 
 

@@ -165,6 +165,21 @@ class Program:
         self.callgraph = nx.DiGraph()
         self._block_index: dict[int, BasicBlock] = {}
         self.flatten: set[int] = set()
+        #: [[recursion]] bounds: function entry -> most activations per entry
+        #: into its recursion; and each recursive function's strongly
+        #: connected component of the call graph (all of them in ``flatten``)
+        self.recursion: dict[int, int] = {}
+        self.recursive_scc: dict[int, frozenset[int]] = {}
+
+    def dag(self, nodes: Iterable[int] | None = None) -> nx.DiGraph:
+        """The call graph (over ``nodes``) without the calls into recursive
+        functions: acyclic, for the topological orders of context counting."""
+        g = self.callgraph if nodes is None else self.callgraph.subgraph(nodes)
+        if not self.recursive_scc:
+            return g
+        g = g.copy()
+        g.remove_edges_from([(u, v) for u, v in list(g.edges) if v in self.recursive_scc])
+        return g
 
     def function(self, key: str | int) -> Function:
         if isinstance(key, int):
@@ -242,9 +257,12 @@ class Program:
         """Number of contexts per function below ``entry`` under the current
         policy (without enumerating them)."""
         root = self.function(entry).entry
-        order = list(nx.topological_sort(self.callgraph.subgraph(nx.descendants(self.callgraph, root) | {root})))
+        reach = nx.descendants(self.callgraph, root) | {root}
+        order = list(nx.topological_sort(self.dag(reach)))
         count = {f: 0 for f in order}
         count[root] = 1
+        for f in reach & self.recursive_scc.keys():
+            count[f] = 1               # one shared context, whatever the callers (dag drops their calls)
         for f in order:
             if f in self.flatten and f != root:
                 count[f] = 1 if count[f] else 0
@@ -268,7 +286,7 @@ class Program:
                 return chosen
             # contexts contributed by one instance of each function (its subtree)
             weight: dict[int, int] = {}
-            for f in reversed(list(nx.topological_sort(self.callgraph.subgraph(count.keys())))):
+            for f in reversed(list(nx.topological_sort(self.dag(count.keys())))):
                 w = 1
                 for g_ in self.callgraph.successors(f):
                     if g_ in count and g_ not in self.flatten:
@@ -322,6 +340,7 @@ class Program:
         view.functions[root.entry] = f
         view.entries = dict(self.entries)
         view.flatten = set(self.flatten)
+        view.recursion, view.recursive_scc = self.recursion, self.recursive_scc
         view.callgraph = self.callgraph.copy()
         for c in list(view.callgraph.successors(root.entry)):
             sites = [f.blocks[bs].last.addr for bs, cc in f.calls if cc == c]
@@ -615,11 +634,14 @@ _ENDS = (InstrClass.BRANCH, InstrClass.JAL, InstrClass.JALR, InstrClass.ECALL, I
 
 
 class _Builder:
-    def __init__(self, prog: Program, noreturn: Iterable[str] = ()) -> None:
+    def __init__(self, prog: Program, noreturn: Iterable[str] = (), recursive: Iterable[str] = (),
+                 calls: Iterable = ()) -> None:
         self.prog = prog
         self.image = prog.image
         self.building: list[int] = []
         self.noreturn = set(NORETURN_NAMES) | set(noreturn)
+        self.recursive = set(recursive)        # functions with a [[recursion]] bound
+        self.call_anns = list(calls)           # [[call]] annotations (annotations.CallTargets)
 
     # -- helpers ---------------------------------------------------------
     def _is_function_start(self, addr: int, cur: int) -> bool:
@@ -637,8 +659,15 @@ class _Builder:
         if f is not None:
             return f
         if entry in self.building:
-            chain = " -> ".join(self.prog.name_of(a) for a in self.building[self.building.index(entry):])
-            raise WcetError(f"recursion is not supported: {chain} -> {self.prog.name_of(entry)}")
+            names = [self.prog.name_of(a) for a in self.building[self.building.index(entry):]]
+            if not self.recursive.intersection(names):
+                raise WcetError(f"recursion without a bound: {' -> '.join(names)} -> "
+                                f"{names[0]}: add a [[recursion]] annotation (function = \"{names[0]}\", "
+                                f"calls = N: the most activations of it per entry into the recursion)")
+            # A call closing an annotated cycle: the callee is still being
+            # built.  It is assumed to return (a path more, never one less);
+            # build_program checks the cycle once the call graph is complete.
+            return Function(self.prog.name_of(entry), entry, returns=True)
         if not self.image.is_code(entry):
             raise WcetError(f"call target {entry:#x} is not in an executable section")
         self.building.append(entry)
@@ -844,8 +873,13 @@ class _Builder:
                     return (Term.TAILCALL, [], t, None)
                 return (Term.JUMP, [t], None, None)
         if link:
-            raise WcetError(f"indirect call through {reg_name(ins.rs1)} at {where}: function pointers "
-                            f"cannot be analysed (no static target)")
+            t = self._annotated_target(ins.addr, name, where)
+            if t is None:
+                raise WcetError(f"indirect call through {reg_name(ins.rs1)} at {where}: function pointer "
+                                f"with no static target: add a [[call]] annotation (address = {ins.addr:#x}, "
+                                f"targets = [\"f\", ...])")
+            returns = self._callee_returns(t)
+            return (Term.CALL, [nxt] if returns else [], t, None)
         # switch: one index register bounded by the guarding unsigned compare
         table = self._switch(blk, blocks, chain, branch_state, tgt)
         if table is None:
@@ -856,6 +890,41 @@ class _Builder:
             if not img.is_code(t):
                 raise WcetError(f"jump table at {where} has target {t:#x} outside code")
         return (Term.SWITCH, sorted(set(table)), None, table)
+
+    def _annotated_target(self, addr: int, fname: str, where: str) -> int | None:
+        """The target a ``[[call]]`` annotation gives the indirect call at
+        ``addr`` (in function ``fname``), or None if none matches."""
+        from kairos.wcet.anchors import SourceText
+        li = self.image.line_of(addr)
+        for ct in self.call_anns:
+            if ct.address is not None and ct.address != addr:
+                continue
+            if ct.function is not None and ct.function != fname:
+                continue
+            if ct.line is not None and (li is None or li[1] != ct.line or
+                                        not (li[0] == ct.file or li[0].endswith("/" + ct.file))):
+                continue
+            if ct.source is not None:
+                text = SourceText(self.image).line(*li) if li is not None else None
+                if text is None or ct.source not in text:
+                    continue
+            addrs = []
+            for tn in ct.targets:
+                try:
+                    ta = self.image.symbol(tn).addr
+                except WcetError:
+                    raise WcetError(f"{ct.origin}: target {tn} is not a symbol of the program") from None
+                if ta not in self.image.function_starts or not self.image.is_code(ta):
+                    raise WcetError(f"{ct.origin}: target {tn} is not a function")
+                addrs.append(ta)
+            ct.used = True
+            if len(set(addrs)) > 1:
+                # One call block has one callee in this CFG model (a site with
+                # several would need one call context per target).
+                raise WcetError(f"{ct.origin}: indirect call at {where} with {len(set(addrs))} targets: "
+                                f"only one target per call site is supported yet")
+            return addrs[0]
+        return None
 
     def _masked_switch(self, tgt) -> list[int] | None:
         """A jump table indexed by ``x & (2^k - 1)`` (``switch (n % 8)``
@@ -950,10 +1019,13 @@ def _masks(e: tuple, acc: list) -> list:
 
 
 def build_program(image: ElfImage, entries: Iterable[str], noreturn: Iterable[str] = (),
-                  progress=None) -> Program:
-    """Build CFGs for everything reachable from the named entry symbols."""
+                  progress=None, recursion: Iterable = (), calls: Iterable = ()) -> Program:
+    """Build CFGs for everything reachable from the named entry symbols.
+    ``recursion``: ``[[recursion]]`` bounds (``annotations.RecursionBound``),
+    ``calls``: ``[[call]]`` targets of indirect calls (``CallTargets``)."""
     prog = Program(image)
-    b = _Builder(prog, noreturn)
+    recursion = list(recursion)
+    b = _Builder(prog, noreturn, [r.function for r in recursion], calls)
     for name in entries:
         sym = image.symbol(name)
         if not image.is_code(sym.addr):
@@ -962,8 +1034,39 @@ def build_program(image: ElfImage, entries: Iterable[str], noreturn: Iterable[st
         b.function(sym.addr, name if sym.addr not in prog.functions else None)
         if progress is not None:
             progress(name)
+    _recursion(prog, recursion)
     prog.reindex()
     return prog
+
+
+def _recursion(prog: Program, bounds: list) -> None:
+    """Check the call graph's cycles against the ``[[recursion]]`` bounds and
+    give every function of a recursion one shared context (the context
+    graph stays finite; ``ipet`` bounds the shared context's entries by the
+    annotation).  Every cycle must pass through a bounded function: else the
+    calls around the others would have no bound."""
+    by_name = {}
+    for r in bounds:
+        by_name.setdefault(r.function, []).append(r)
+    for scc in nx.strongly_connected_components(prog.callgraph):
+        fe0 = next(iter(scc))
+        if len(scc) == 1 and not prog.callgraph.has_edge(fe0, fe0):
+            continue
+        bounded = {fe for fe in scc if prog.functions[fe].name in by_name}
+        rest = prog.callgraph.subgraph(scc - bounded)
+        if not nx.is_directed_acyclic_graph(rest):
+            cyc = [u for u, _v in nx.find_cycle(rest)]
+            names = [prog.functions[a].name for a in cyc]
+            raise WcetError(f"recursion without a bound: {' -> '.join(names + names[:1])}: add a "
+                            f"[[recursion]] annotation (function = \"{names[0]}\", calls = N)")
+        for fe in bounded:
+            rs = by_name[prog.functions[fe].name]
+            for r in rs:
+                r.used = True
+            prog.recursion[fe] = min(r.calls for r in rs)
+        for fe in scc:
+            prog.recursive_scc[fe] = frozenset(scc)
+        prog.flatten |= scc
 
 
 def build_program_from_file(path: str, entries: Iterable[str], noreturn: Iterable[str] = ()) -> Program:

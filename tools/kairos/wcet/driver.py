@@ -136,7 +136,8 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     specs = _entry_specs(entries, irq_entry)
     model = None if model_name == SIMPLE_MODEL else get_preset(model_name)
     say("building control-flow graphs", 0.05)
-    program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn)
+    program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn,
+                            recursion=ann.recursion, calls=ann.calls)
     stop_addrs = [image.symbol(s).addr for s in stop_at]
     if prune_stops:
         program = _without_stop_bodies(program, stop_addrs)
@@ -165,6 +166,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         an.warnings.append("no DWARF variable information: pointers of unknown value may address devices, "
                            "so their accesses are not cached (as --no-symbolic-cache)")
     an.warnings.extend(bounds.unused_annotations())
+    an.warnings.extend(f"{a.origin}: annotation matches no analysed {kind} ({a.function or hex(a.address or 0)})"
+                       for kind, anns in (("recursion", ann.recursion), ("indirect call", ann.calls))
+                       for a in anns if not a.used)
     if model is not None and symbolic_cache:
         an.warnings.extend(object_notes)
     return an
@@ -229,6 +233,7 @@ def _without_stop_bodies(program: Program, stops: list[int]) -> Program:
         view.functions[fe] = f
     view.entries = dict(program.entries)
     view.flatten = set(program.flatten) & keep
+    view.recursion, view.recursive_scc = program.recursion, program.recursive_scc
     view.callgraph = program.callgraph.subgraph(keep).copy()
     for fe in stops:
         view.callgraph.remove_edges_from(list(view.callgraph.out_edges(fe)))
@@ -313,7 +318,8 @@ class _EntryAnalysis:
                               extra_constraints=extra + more, forests=self.graphs)
         refinement = None
         try:
-            if self.infeasible_paths:
+            # infeasible.py's call summaries assume an acyclic call graph
+            if self.infeasible_paths and not view.recursive_scc:
                 self.say(f"{spec.text}: infeasible paths", base + 0.7 / n)
                 facts = self._facts.get(view)
                 if facts is None:

@@ -22,6 +22,12 @@ ILP (all variables are integer edge counts):
   ``sum(back edges) <= (max - 1) * sum(entry edges)`` where ``max`` bounds the
   header executions per entry (``bounds.BoundAnalysis``); halt loops get
   ``max = 1``;
+* recursion (``[[recursion]]``, ``Program.recursion``): the functions of a
+  recursion share one context each, so the calls around the cycle are
+  cycles of the graph; per bounded function ``f``, the call edges into
+  ``f`` <= ``calls`` * the call edges into the recursion's functions from
+  outside them (every cycle passes through a bounded function:
+  ``cfg._recursion``);
 * objective: maximise ``sum(cost(ctx, block) * count(ctx, block))`` plus, if a
   ``loop_penalty`` is given, ``penalty(ctx, loop) * sum(entry edges)``
   (persistence: cycles paid once per loop entry).
@@ -119,6 +125,9 @@ class InlinedGraph:
     start_edges: list[int] = field(default_factory=list)
     start_loops: list[list[int]] = field(default_factory=list)
     start_shared: list[set[Context]] = field(default_factory=list)
+    #: [[recursion]] bounds: (call edges into the function, call edges into
+    #: its recursion from outside, most activations per such entry)
+    recursion: list[tuple[list[int], list[int], int]] = field(default_factory=list)
 
     def add_node(self, ctx: Context, func: Function, block: BasicBlock | None, key: tuple) -> int:
         i = len(self.nodes)
@@ -322,6 +331,15 @@ def build_graph(program: Program, entry: str, bounds: BoundAnalysis, stop_at: It
                 continue
             b = bounds.bound(fo, lp, g.chains[ctx], ctx)
             g.loops.append(LoopInstance(ctx, lp, b.max, b.source, entries, backs, b.total))
+    for fe, most in program.recursion.items():
+        scc = program.recursive_scc[fe]
+        into = [e for e in call_edge.values() if g.nodes[g.edges[e][1]].func.entry == fe]
+        outer = [e for e in call_edge.values() if g.nodes[g.edges[e][1]].func.entry in scc
+                 and g.nodes[g.edges[e][0]].func.entry not in scc]
+        if root.entry in scc:
+            outer.append(0)            # the source edge (the analysed entry is in the recursion)
+        if into:
+            g.recursion.append((into, outer, most))
     for i in range(len(g.nodes)):
         if out_deg[i] == 0:
             g.add_edge(i, SINK)
@@ -520,6 +538,9 @@ def _rows(g: InlinedGraph, extra_constraints: Iterable[ExtraConstraintFn]) -> _R
     rows.add([(e, 1.0) for e in src_edges], 1.0, 1.0)
     _loop_rows(g, rows)
     _balance_rows(g, rows)
+    for into, outer, most in g.recursion:
+        # calls of the function <= most * entries into its recursion
+        rows.add([(e, 1.0) for e in into] + [(e, -float(most)) for e in outer], -INF, 0.0)
     _extra_rows(g, rows, extra_constraints)
     return rows
 

@@ -760,12 +760,39 @@ class _Analysis:
         around_all: dict[Context, list[tuple[Context, int]]] = {(): []}
         around_any: dict[Context, list[tuple[Context, int]]] = {(): []}
 
+        # The shared contexts of one recursion (cfg._recursion) call each
+        # other: resolved together from the callers outside the group, with
+        # no loop around every call (first misses charged inside) and every
+        # loop around any call of any member (their touched lines).
+        groups = {(-fe,): frozenset((-g_,) for g_ in scc) for fe, scc in self.p.recursive_scc.items()}
+
+        def resolve_group(grp: frozenset) -> None:
+            anys: list[tuple[Context, int]] = []
+            for c in sorted(grp):
+                for pc, site_block in callers.get(c, []):
+                    for k in ([] if pc in grp else around_any[pc]) + \
+                            self._block_loops(pc, loops_by_ctx[pc], site_block):
+                        if k not in anys:
+                            anys.append(k)
+            for c in grp:
+                around_all[c], around_any[c] = [], anys
+
         def resolve(ctx: Context) -> None:
             stack = [ctx]
             while stack:
                 c = stack[-1]
                 if c in around_all:
                     stack.pop()
+                    continue
+                grp = groups.get(c)
+                if grp is not None:
+                    pend = [pc for g_ in grp for pc, _ in callers.get(g_, [])
+                            if pc not in grp and pc not in around_all]
+                    if pend:
+                        stack.extend(pend)
+                        continue
+                    stack.pop()
+                    resolve_group(grp)
                     continue
                 pend = [pc for pc, _ in callers.get(c, []) if pc not in around_all]
                 if pend:
