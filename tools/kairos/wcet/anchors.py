@@ -117,7 +117,8 @@ def convert(elf: str, toml_path: str, entries: list[str]) -> str:
     image = ElfImage(elf)
     text = open(toml_path, encoding="utf-8").read()
     ann = annmod.load(toml_path)
-    prog = build_program(image, entries, noreturn=ann.noreturn | {"kernel_panic"})
+    prog = build_program(image, entries, noreturn=ann.noreturn | {"kernel_panic"}, recursion=ann.recursion,
+                         calls=ann.calls)
     ba = BoundAnalysis(prog, ann)
     src = SourceText(image, [os.path.dirname(os.path.abspath(toml_path))])
     by_name = {f.name: f for f in prog.functions.values()}

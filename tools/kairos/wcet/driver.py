@@ -375,7 +375,7 @@ def list_loops(elf: str, entries: list[str], annotations: Annotations | None = N
     image = ElfImage(elf)
     specs = [EntrySpec.parse(e) for e in entries]
     symbols = list(dict.fromkeys(s.symbol for s in specs))
-    program = build_program(image, symbols, noreturn=ann.noreturn)
+    program = build_program(image, symbols, noreturn=ann.noreturn, recursion=ann.recursion, calls=ann.calls)
     if context_budget:
         for s in symbols:
             program.limit_contexts(s, context_budget)

@@ -29,7 +29,7 @@ from kairos.wcet.emulator import Trace
 from kairos.wcet.errors import WcetError
 
 __all__ = ["save_trace", "load_trace", "parse_qemu_exec_log", "block_path", "TracePath",
-           "path_bound"]
+           "path_bound", "recursion_violations"]
 
 _HEADER = "# kairos-trace v1"
 
@@ -124,6 +124,9 @@ class TracePath:
     counts: Counter = field(default_factory=Counter)             # (ctx, block) -> executions
     loop_entries: Counter = field(default_factory=Counter)       # (ctx, header) -> entries
     sizes: dict = field(default_factory=dict)                    # (ctx, block) -> instructions
+    #: per function with a [[recursion]] bound: the most activations seen
+    #: per entry into its recursion (compare: ``recursion_violations``)
+    recursion: Counter = field(default_factory=Counter)
 
 
 def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
@@ -146,6 +149,11 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
     # frames: [ctx, function, is_tail, previous block in this frame]
     frames: list[list] = [[(), root, False, None]]
     out = TracePath()
+    # activations of the bounded functions in the current entry into each recursion
+    episode: dict[frozenset, Counter] = {}
+    if root.entry in program.recursive_scc:
+        episode[program.recursive_scc[root.entry]] = Counter({root.entry: 1})
+        out.recursion[root.entry] = 1
     i = 0
     pc = pcs[0] if n else None
     if pc is not None and pc != root.entry:
@@ -182,6 +190,13 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
             if callee is None:
                 raise WcetError(f"trace: call at {b.last.addr:#x} has no context")
             frames.append([sub, callee, b.kind is Term.TAILCALL, None])
+            scc = program.recursive_scc.get(callee.entry)
+            if scc is not None:
+                if f.entry not in scc:
+                    episode[scc] = Counter()          # a new entry into the recursion
+                c = episode.setdefault(scc, Counter())
+                c[callee.entry] += 1
+                out.recursion[callee.entry] = max(out.recursion[callee.entry], c[callee.entry])
         elif b.kind is Term.RETURN:
             while True:
                 fr = frames.pop()
@@ -190,6 +205,14 @@ def block_path(program: Program, entry: str, trace: Trace) -> TracePath:
             if not frames:
                 raise WcetError(f"trace continues after {entry} returned (at {pcs[i]:#x})")
     return out
+
+
+def recursion_violations(program: Program, path: TracePath) -> list[str]:
+    """The ``[[recursion]]`` bounds a traced run exceeds, one line each: the
+    analysis trusts them, a run is how one is refuted."""
+    return [f"{program.name_of(fe)}: {path.recursion[fe]} activations in one entry into its recursion, "
+            f"annotation says at most {most}"
+            for fe, most in sorted(program.recursion.items()) if path.recursion[fe] > most]
 
 
 def block_comparison(path: TracePath, costs, timeline) -> list[dict]:
