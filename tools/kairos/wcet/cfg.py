@@ -877,7 +877,7 @@ class _Builder:
             if t is None:
                 raise WcetError(f"indirect call through {reg_name(ins.rs1)} at {where}: function pointer "
                                 f"with no static target: add a [[call]] annotation (address = {ins.addr:#x}, "
-                                f"targets = [\"f\", ...])")
+                                f"targets = [\"FUNCTION\"])")
             returns = self._callee_returns(t)
             return (Term.CALL, [nxt] if returns else [], t, None)
         # switch: one index register bounded by the guarding unsigned compare
