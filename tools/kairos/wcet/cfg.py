@@ -660,7 +660,7 @@ class _Builder:
             return f
         if entry in self.building:
             names = [self.prog.name_of(a) for a in self.building[self.building.index(entry):]]
-            if not self.recursive.intersection(names):
+            if not self.recursive.intersection(n.split(".", 1)[0] for n in names):
                 raise WcetError(f"recursion without a bound: {' -> '.join(names)} -> "
                                 f"{names[0]}: add a [[recursion]] annotation (function = \"{names[0]}\", "
                                 f"calls = N: the most activations of it per entry into the recursion)")
@@ -1052,7 +1052,9 @@ def _recursion(prog: Program, bounds: list) -> None:
         fe0 = next(iter(scc))
         if len(scc) == 1 and not prog.callgraph.has_edge(fe0, fe0):
             continue
-        bounded = {fe for fe in scc if prog.functions[fe].name in by_name}
+        # a bound on f also covers gcc's clones of it (f.part.0, f.constprop.0, f.isra.0)
+        base = {fe: prog.functions[fe].name.split(".", 1)[0] for fe in scc}
+        bounded = {fe for fe in scc if base[fe] in by_name}
         rest = prog.callgraph.subgraph(scc - bounded)
         if not nx.is_directed_acyclic_graph(rest):
             cyc = [u for u, _v in nx.find_cycle(rest)]
@@ -1060,7 +1062,7 @@ def _recursion(prog: Program, bounds: list) -> None:
             raise WcetError(f"recursion without a bound: {' -> '.join(names + names[:1])}: add a "
                             f"[[recursion]] annotation (function = \"{names[0]}\", calls = N)")
         for fe in bounded:
-            rs = by_name[prog.functions[fe].name]
+            rs = by_name[base[fe]]
             for r in rs:
                 r.used = True
             prog.recursion[fe] = min(r.calls for r in rs)
