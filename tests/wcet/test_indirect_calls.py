@@ -109,3 +109,24 @@ def test_call_annotation_needs_a_place(elf: Path, capsys, tmp_path: Path) -> Non
     ann.write_text('[[call]]\ntargets = ["twice"]\n')
     line = _one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
     assert "give 'address' or 'function'" in line, line
+
+
+def test_switch_scaled_before_its_bounds_check(elf: Path) -> None:
+    """A jump table whose address gcc computes from the outer loop's counter
+    before the inner loop checks the counter's range (TACLeBench's
+    bitcount): resolved from that earlier definition; every case's call is
+    in the CFG and the bound covers replayed runs."""
+    from kairos.wcet.emulator import load_elf, run_entry
+    from kairos.wcet.model import get_preset
+    from kairos.wcet.sim import replay
+    an = _run(elf, "", ["switch_main"])
+    f = an.program.function("switch_main")
+    switches = [b for b in f.blocks.values() if b.table]
+    assert len(switches) == 1 and len(switches[0].table) == 6
+    callees = {an.program.functions[c].name for _bs, c in f.calls}
+    assert {f"op{k}" for k in range(6)} <= callees
+    for n in (0, 2, 4, 9):
+        prog = load_elf(elf)
+        obs = replay(run_entry(prog, "switch_main", {"inner_n": n.to_bytes(4, "little")}), prog.memory,
+                     get_preset("u54"), seeds=2).cycles
+        assert obs <= an.results[0].bound

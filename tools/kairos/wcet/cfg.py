@@ -883,6 +883,12 @@ class _Builder:
         # switch: one index register bounded by the guarding unsigned compare
         table = self._switch(blk, blocks, chain, branch_state, tgt)
         if table is None:
+            # the table address computed before the chain (bitcount: scaled
+            # in the outer loop, checked in the inner one): its definition
+            tgt2 = self._earlier_definitions(tgt, blocks, chain[0], entry, consts)
+            if tgt2 is not tgt:
+                table = self._switch(blk, blocks, chain, branch_state, tgt2)
+        if table is None:
             table = self._masked_switch(tgt)
         if table is None:
             raise WcetError(f"unresolved indirect jump through {reg_name(ins.rs1)} at {where}")
@@ -890,6 +896,89 @@ class _Builder:
             if not img.is_code(t):
                 raise WcetError(f"jump table at {where} has target {t:#x} outside code")
         return (Term.SWITCH, sorted(set(table)), None, table)
+
+    def _earlier_definitions(self, tgt: tuple, blocks: dict[int, BasicBlock], start: BasicBlock, entry: int,
+                             consts: dict[int, int]) -> tuple:
+        """``tgt`` (over register values at ``start``) with each register
+        written by exactly one instruction D of the function replaced by D's
+        expression, where D's block dominates ``start`` and D's operands are
+        written on no path from D to ``start``: the register then still
+        holds D's value of the same operands (constants where known)."""
+        used = _uses(tgt, set())
+        regs_used = {r for r in used if isinstance(r, int) and r not in consts and r != 0}
+        if not regs_used:
+            return tgt
+        g = nx.DiGraph()
+        for b in blocks.values():
+            g.add_node(b.start)
+            g.add_edges_from((b.start, t) for t in b.succs)
+        idom = nx.immediate_dominators(g, entry)
+        before = nx.ancestors(g, start.start) | {start.start}      # writes elsewhere never reach start
+        out = tgt
+        for r in sorted(regs_used):
+            defs = [(b, i) for b in blocks.values() if b.start in before
+                    for i, ins in enumerate(b.instrs) if r in ins.writes]
+            if not defs or len({b.start for b, _i in defs}) != 1:
+                continue
+            db, di = defs[-1]
+            if db.start == start.start or any(i.cls in (InstrClass.JAL, InstrClass.JALR) and i.rd not in (0, None)
+                                              for i in db.instrs[:di]):
+                continue
+            # db dominates start
+            n, dom = start.start, False
+            while n in idom:
+                if n == db.start:
+                    dom = True
+                    break
+                if idom[n] == n:
+                    break
+                n = idom[n]
+            if not dom:
+                continue
+            e_regs: dict[int, tuple] = {}
+            for ins in db.instrs[:di + 1]:
+                sym_step(e_regs, ins)
+            e = e_regs.get(r)
+            if e is None or _has_unknown(e):
+                continue
+            # operands: values at db's start, which must still hold at start
+            ops = {x for x in _uses(e, set()) if isinstance(x, int)}
+            # paths from db to start that do not pass db again (which recomputes r)
+            g2 = g.copy()
+            g2.remove_node(db.start)
+            on_path = nx.ancestors(g2, start.start) if start.start in g2 else set()
+            if r in ops or not self._unwritten(ops, blocks, db, start, on_path):
+                continue
+            for x in ops:
+                if x in consts:
+                    e = _replace(e, ("r", x), _c(consts[x]))
+            out = _replace(out, ("r", r), e)
+        return out
+
+    @staticmethod
+    def _unwritten(regs: set[int], blocks: dict[int, BasicBlock], db: BasicBlock, start: BasicBlock,
+                   on_path: set[int]) -> bool:
+        """No instruction of ``db`` or on a path from it to the start of
+        ``start`` (through the blocks ``on_path``) writes one of ``regs``
+        (calls clobber the caller-saved ones)."""
+        def clean(ins) -> bool:
+            if ins.cls in (InstrClass.JAL, InstrClass.JALR) and ins.rd not in (0, None):
+                return not (regs - {8, 9, *range(18, 28), 2})
+            return not (regs & set(ins.writes))
+        if not all(clean(i) for i in db.instrs):
+            return False
+        seen: set[int] = {db.start}
+        work = list(db.succs)
+        while work:
+            a = work.pop()
+            if a in seen or a == start.start or a not in on_path:
+                continue
+            seen.add(a)
+            b = blocks[a]
+            if not all(clean(i) for i in b.instrs):
+                return False
+            work.extend(b.succs)
+        return True
 
     def _annotated_target(self, addr: int, fname: str, where: str) -> int | None:
         """The target a ``[[call]]`` annotation gives the indirect call at
