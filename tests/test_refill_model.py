@@ -45,16 +45,12 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+import host_harness
 from conftest import kernel_max_refills
 
 ROOT = Path(__file__).resolve().parent.parent
 KINC = ROOT / "kernel" / "include"
 AINC = ROOT / "kernel" / "arch" / "riscv" / "include"
-CFLAGS = [
-    "-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O1",
-    "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-    "-fno-omit-frame-pointer", "-DKAIROS_FLAVOUR_DEBUG",
-]
 HEADER = 96
 
 
@@ -80,16 +76,8 @@ def max_for_size(size_bits: int) -> int:
 
 @pytest.fixture(scope="module")
 def harness_bin(tmp_path_factory) -> Path:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.fail("gcc not found: install the Debian package gcc", pytrace=False)
     out = tmp_path_factory.mktemp("refill") / "refill_harness"
-    p = subprocess.run([gcc, *CFLAGS, "-I", str(KINC), "-I", str(AINC),
-                        str(ROOT / "tests/host/refill_harness.c"),
-                        str(ROOT / "kernel/kernel/refill.c"), "-o", str(out)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    return out
+    return host_harness.build(out, ["tests/host/refill_harness.c", "kernel/kernel/refill.c"], "debug")
 
 
 @dataclass
