@@ -695,9 +695,11 @@ class BoundAnalysis:
         unknown; a refuted one is an error naming the file and the loop."""
         vkey = (id(la), id(loop.func), loop.header)
         v = self._verdicts.get(vkey)
-        if v is not None:
+        if v is not None and v != "refuted":
             return v
-        if auto is not None and auto.max <= la.max:
+        if v is not None:
+            pass          # refuted: raise again (a caller may have swallowed the first error)
+        elif auto is not None and auto.max <= la.max:
             v = "proved"
         elif not self.smt or loop.irreducible or loop.is_infinite:
             v = "unknown"
