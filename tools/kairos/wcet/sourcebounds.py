@@ -24,19 +24,31 @@ an inner loop) and a statement-level parse of the C file:
 1. Every token of the file belongs to the innermost loop statement whose
    extent (keyword to the end of its body) holds it; a line's *owners* are
    the loop statements with a token on it.
-2. The candidates of a binary loop are the owners of its own lines, minus
-   those of its inner binary loops' candidates (an inner loop's
-   initialisation and guard sit in the outer loop's own code).
-3. Exactly one candidate, and one of the binary loop's own lines is a line
-   of that statement's head (``for (...)``, ``while (...)``, a do-while's
+2. The candidates of a binary loop are the owners of the lines of its
+   *control*: the last instruction of each of its own blocks that exits
+   the loop or closes an iteration (GCC gives a branch the line of the
+   condition it tests; the body's code may carry other loops' lines, such
+   as an inner loop's guard or a reload of an outer loop's variable).
+3. Exactly one candidate; one of those control lines is a line of
+   that statement's head (``for (...)``, ``while (...)``, a do-while's
    tail; a loop whose condition is empty or constant has no head code and
-   is exempt): that statement is the loop; its pragma, if any, bounds it.
+   is exempt); and the line of the binary loop's header belongs to no other
+   loop statement, except as the head of a loop nested in it (its
+   initialisation): so the header runs once per iteration of that
+   statement, plus the final test: that statement is the loop; its
+   pragma, if any, bounds it.
+
+Where GCC gives a loop's exit or latch the line of another loop's head
+(TACLeBench's cubic: an inner loop's guard ends an outer iteration), the
+loop has two candidates and gets no bound from the pragmas, rather than a
+guess.  No own line may use a macro that contains a loop, and every file of
+its own lines must be readable.
 
 Anything else gives no bound from the pragmas, with the reason (shown by
 ``--loops`` and in the unbounded-loop error): two source loops could be the
-binary loop (two loops on one line, an inner loop GCC unrolled into the
-outer one), a line of a macro that contains a loop, a source file that
-cannot be found, no loop statement on the loop's lines.  Loop statements
+binary loop (two loops on one line), a line of a macro that contains a
+loop, a source file that cannot be found, no loop statement on the lines
+of the loop's control (a loop GCC made from a recursion).  Loop statements
 inside ``#define`` are not read.  A malformed loopbound pragma in a file the
 analysis reads is an error naming its file and line.
 """
@@ -450,49 +462,79 @@ class SourceBounds:
             m = self._matches[key] = self._match(forest, loop)
         return m
 
+    def _control_lines(self, forest, loop) -> set[tuple[str, int]]:
+        """Lines of the loop's control: the last instruction of each of its
+        own blocks that leaves the loop or closes an iteration (its exit
+        tests, its latches).  GCC gives a branch the line of the condition
+        it tests, so these are the lines of the loop statement's head (or
+        of a ``break`` in its body), not of code moved into the loop."""
+        blocks = forest.func.blocks
+        out = set()
+        latches = set(loop.latches)
+        for b in loop.blocks:
+            if forest.innermost.get(b) is not loop:
+                continue
+            blk = blocks[b]
+            if b in latches or any(t not in loop.blocks for t in blk.succs):
+                li = self.image.line_of(blk.last.addr)
+                if li is not None:
+                    out.add(li)
+        return out
+
     def _match(self, forest, loop) -> Match:
         from kairos.wcet.anchors import _own_lines
         lines = set(_own_lines(self.image, forest, loop))
+        control = self._control_lines(forest, loop)
         if not lines:
             return Match(why="no source lines (no DWARF line information for its code)")
+        if not control:
+            return Match(why="none of its exit tests and latches has a source line")
         files = sorted({f for f, _ in lines})
-        # the pragma of the loop is in the file of its head, which is one of
-        # these: files without any pragma need no parse
         texts = {f: self._read(f) for f in files}
         missing = [f for f in files if texts[f] is None]
         if missing:
             return Match(why=f"source file {os.path.basename(missing[0])} not found "
                              f"(DWARF names {missing[0]}; --source-dir DIR for a moved tree)")
-        cands: set = set()
         macro_at = None
-        for f, ln in lines:
-            md = self.model(f)
-            for o in md.owners.get(ln, ()):
-                cands.add((f, o))
-            if ln in md.macro_lines and macro_at is None:
+        for f, ln in sorted(lines):
+            if ln in self.model(f).macro_lines:
                 macro_at = f"{os.path.basename(f)}:{ln}"
-        # an inner binary loop's initialisation and guard sit in this loop's
-        # own code: its candidates are not this loop's
-        before = set(cands)
-        for lp in forest.loops:
-            if lp is not loop and lp.header in loop.blocks:
-                cands -= set(self.match(forest, lp).candidates)
-        fz = frozenset(cands)
-        if before and not cands:
-            desc = ", ".join(sorted(o.describe(f) for f, o in before))
-            return Match(why=f"the source loops on its lines ({desc}) are also its inner loop's", candidates=fz)
+                break
         if macro_at is not None:
-            return Match(why=f"a macro containing a loop is used on {macro_at}", candidates=fz)
+            return Match(why=f"a macro containing a loop is used on {macro_at}")
+        cands: set = set()
+        for f, ln in control:
+            for o in self.model(f).owners.get(ln, ()):
+                cands.add((f, o))
         if not cands:
-            where = ", ".join(sorted({os.path.basename(f) for f in files}))
-            return Match(why=f"no loop statement on its source lines ({where})", candidates=fz)
+            where = ", ".join(sorted(f"{os.path.basename(f)}:{ln}" for f, ln in control))
+            return Match(why=f"no loop statement on the lines of its exit tests and latches ({where})")
         if len(cands) > 1:
             desc = ", ".join(sorted(o.describe(f) for f, o in cands))
-            return Match(why=f"two or more source loops could be it ({desc})", candidates=fz)
+            return Match(why=f"two or more source loops could be it ({desc})")
         (f, src), = cands
-        if not src.constant and not any(ln in src.head for ff, ln in lines if ff == f):
-            return Match(why=f"its code has no line of the head of the {src.describe(f)}", candidates=fz)
-        m = Match(src, f, candidates=fz)
+        if not src.constant and not any(ln in src.head for ff, ln in control if ff == f):
+            return Match(why=f"none of its exit tests and latches is on the head of the {src.describe(f)}")
+        # its header executes once per iteration of the statement (or once
+        # more, at the final test) if it is that statement's own code, or
+        # the initialisation of a loop nested in it (run once per iteration)
+        hl = self.image.line_of(loop.header)
+        if hl is not None:
+            hm = self.model(hl[0]) if hl[0] in texts else None
+            other = set()
+            for o in (hm.owners.get(hl[1], ()) if hm else ()):
+                if (hl[0], o) == (f, src):
+                    continue
+                p = o.parent
+                while p is not None and p is not src:
+                    p = p.parent
+                if p is None or hl[1] not in o.head:
+                    other.add(o)
+            if other:
+                desc = ", ".join(sorted(o.describe(hl[0]) for o in other))
+                return Match(why=f"its header's line {os.path.basename(hl[0])}:{hl[1]} belongs to {desc}, not "
+                                 f"to the {src.describe(f)}")
+        m = Match(src, f)
         if src.pragma is None:
             m.why = f"the {src.describe(f)} has no loopbound pragma"
         return m
