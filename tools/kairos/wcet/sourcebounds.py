@@ -266,10 +266,10 @@ class _Parser:
         while i < n:
             k, s, _ = self.t[i]
             if k == "punct" and s == "{":
-                if i > 0 and self.t[i - 1][1] == ")":      # a function body
-                    i = self.statement(i, None)
-                else:                                       # struct, enum, initializer
-                    i = self.close(i)
+                # a function body (also after K&R parameter declarations or
+                # an #ifdef'd second head); a struct or an initializer
+                # parses as statements without loops
+                i = self.statement(i, None)
                 continue
             if k == "pragma" and _parse_pragma(s, self.path, self.t[i][2]) is not None:
                 self.stray.append(_parse_pragma(s, self.path, self.t[i][2]))
@@ -495,6 +495,11 @@ class SourceBounds:
         if missing:
             return Match(why=f"source file {os.path.basename(missing[0])} not found "
                              f"(DWARF names {missing[0]}; --source-dir DIR for a moved tree)")
+        if not any("loopbound" in texts[f] for f in files):
+            # the statement's pragma is in the file of its head, one of
+            # these: no parse where there is none (the kernel's sources)
+            where = ", ".join(os.path.basename(f) for f in files)
+            return Match(why=f"no loopbound pragma in {where}")
         macro_at = None
         for f, ln in sorted(lines):
             if ln in self.model(f).macro_lines:
