@@ -176,3 +176,40 @@ def test_missing_source_file_and_source_dir(tmp_path: Path) -> None:
     assert gone.kind == "unbounded" and "source file pragmas.c not found" in gone.origin, gone
     (back,) = _rows(elf, "main", source_dirs=[str(moved)])["search"]
     assert back.kind == "pragma" and back.bounds == [_pragma("search")[1] + 1]
+
+
+def test_parse_loop_statements() -> None:
+    """The statement parse behind the mapping: extents, heads, pragmas,
+    loops in macros, K&R function heads."""
+    from kairos.wcet.errors import WcetError
+    from kairos.wcet.sourcebounds import parse_source
+    text = """#define CLEAR(a) for (int k = 0; k < 4; k++) a[k] = 0
+int f(x)
+int x;
+{
+  int s = 0;
+  _Pragma( "loopbound min 0 max 3" )
+  do {
+    s++;
+  } while ( s < x );
+  #pragma loopbound min 1 max 9
+  while ( 1 ) {
+    if ( s > 9 ) break;
+    _Pragma( "loopbound min 2 max 2" ) for ( ;; ) { s += 2; if (s & 1) break; }
+  }
+  for ( int i = 0; i < x; i++ ) CLEAR( g );
+  return s;
+}
+"""
+    m = parse_source(text, "k.c")
+    assert [(lp.kind, lp.line) for lp in m.loops] == [("do", 7), ("while", 11), ("for", 13), ("for", 15)]
+    do, wh, fo, plain = m.loops
+    assert (do.pragma.max, do.head, do.constant) == (3, frozenset({9}), False)
+    assert (wh.pragma.min, wh.pragma.max, wh.constant, wh.head) == (1, 9, True, frozenset({11}))
+    assert fo.parent is wh and fo.constant and fo.pragma.max == 2
+    assert plain.pragma is None and plain.parent is None
+    assert m.owners[12] == {wh} and m.owners[13] == {fo} and m.owners[9] == {do}
+    assert 15 in m.macro_lines and 1 not in m.owners            # the macro's own loop is not read
+    for bad, why in [('"loopbound max x"', "expected"), ('"loopbound min 5 max 2"', "above max")]:
+        with pytest.raises(WcetError, match=rf"^b\.c:2: malformed loopbound pragma .*{why}"):
+            parse_source(f"void g(void) {{\n  _Pragma( {bad} )\n  for (;;) ;\n}}\n", "b.c")

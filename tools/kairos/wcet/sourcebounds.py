@@ -401,7 +401,7 @@ def parse_source(text: str, path: str, loop_macros: set[str] = frozenset()) -> S
             owner[i] = lp
     macros = set(loop_macros) | own_macros
     for i, (k, s, ln) in enumerate(toks):
-        if owner[i] is not None:
+        if owner[i] is not None and k != "pragma":        # a pragma is no code
             model.owners.setdefault(ln, set()).add(owner[i])
         if k == "ident" and s in macros:
             model.macro_lines.add(ln)
