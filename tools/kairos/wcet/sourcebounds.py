@@ -116,6 +116,7 @@ class SourceModel:
     owners: dict[int, set] = field(default_factory=dict)      # line -> {SourceLoop}
     macro_lines: set[int] = field(default_factory=set)         # lines using a macro with a loop
     stray: list[Pragma] = field(default_factory=list)          # loopbound pragmas before no loop
+    deep: bool = False                                         # too deeply nested to parse
 
 
 MACRO = "macro"
@@ -331,8 +332,13 @@ class _Parser:
             return i + 1
         if k == "ident" and s in ("if", "switch") and self.text(i + 1) == "(":
             j = self.statement(self.close(i + 1), parent)
-            if s == "if" and self.text(j) == "else":
-                j = self.statement(j + 1, parent)
+            # an else-if chain iteratively: generated code has long ones
+            while s == "if" and self.text(j) == "else":
+                if self.text(j + 1) == "if" and self.text(j + 2) == "(":
+                    j = self.statement(self.close(j + 2), parent)
+                else:
+                    j = self.statement(j + 1, parent)
+                    break
             return j
         if k == "ident" and s == "else":
             return self.statement(i + 1, parent)
@@ -428,7 +434,15 @@ class SourceBounds:
     def model(self, file: str) -> SourceModel | None:
         if file not in self._models:
             raw = self._read(file)
-            self._models[file] = None if raw is None else parse_source(raw, file, self._included_macros(file, raw))
+            md = None
+            if raw is not None:
+                try:
+                    md = parse_source(raw, file, self._included_macros(file, raw))
+                except RecursionError:
+                    # statements nested deeper than Python's stack: no model,
+                    # so no loop of this file gets a bound from its pragmas
+                    md = SourceModel(file, deep=True)
+            self._models[file] = md
         return self._models[file]
 
     def _included_macros(self, file: str, raw: str) -> set[str]:
@@ -500,6 +514,9 @@ class SourceBounds:
             # these: no parse where there is none (the kernel's sources)
             where = ", ".join(os.path.basename(f) for f in files)
             return Match(why=f"no loopbound pragma in {where}")
+        deep = [f for f in files if self.model(f).deep]
+        if deep:
+            return Match(why=f"{os.path.basename(deep[0])} nests statements too deeply to parse")
         macro_at = None
         for f, ln in sorted(lines):
             if ln in self.model(f).macro_lines:
