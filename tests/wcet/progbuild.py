@@ -25,11 +25,12 @@ def have_compiler() -> bool:
     return shutil.which(CC) is not None
 
 
-def build(name: str, outdir: Path) -> Path:
-    """Compile programs/NAME.c with crt0.S and link.ld into OUTDIR/NAME.elf."""
+def build(name: str, outdir: Path, source: Path | None = None) -> Path:
+    """Compile programs/NAME.c (or ``source``) with crt0.S and link.ld into
+    OUTDIR/NAME.elf."""
     out = outdir / f"{name}.elf"
     cmd = [CC, *CFLAGS, "-T", str(PROGRAMS / "link.ld"), str(PROGRAMS / "crt0.S"),
-           str(PROGRAMS / f"{name}.c"), "-o", str(out)]
+           str(source or PROGRAMS / f"{name}.c"), "-o", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return out
 

@@ -28,19 +28,29 @@ from kairos.wcet.loops import Loop, LoopForest
 
 
 class SourceText:
-    def __init__(self, image: ElfImage, extra_dirs: list[str] = ()) -> None:
+    """``moved_dirs`` (``--source-dir``): roots of a source tree that is no
+    longer where DWARF says; a file is looked up there by the longest
+    suffix of its DWARF path that exists (``/old/tree/src/a.c`` as
+    ``DIR/tree/src/a.c``, ``DIR/src/a.c``, then ``DIR/a.c``)."""
+
+    def __init__(self, image: ElfImage, extra_dirs: list[str] = (), moved_dirs: list[str] = ()) -> None:
         d = os.path.dirname(os.path.abspath(image.path))
         roots = [os.getcwd()]
         for _ in range(4):
             roots.append(d)
             d = os.path.dirname(d)
-        self.roots = list(dict.fromkeys(roots + [os.path.abspath(x) for x in extra_dirs]))
+        self.roots = list(dict.fromkeys(roots + [os.path.abspath(x) for x in extra_dirs]
+                                        + list(image.comp_dirs())))
+        self.moved = [os.path.abspath(x) for x in moved_dirs]
         self._files: dict[str, list[str] | None] = {}
 
     def lines(self, file: str) -> list[str] | None:
         if file not in self._files:
             text = None
             cands = [file] if os.path.isabs(file) else [os.path.join(r, file) for r in self.roots]
+            parts = [x for x in file.replace("\\", "/").split("/") if x and x != "."]
+            for m in self.moved:
+                cands += [os.path.join(m, *parts[k:]) for k in range(len(parts))]
             for c in cands:
                 try:
                     with open(c, encoding="utf-8", errors="replace") as fh:

@@ -81,6 +81,11 @@ into the loop: for ``for (i = 0; i < n; i++)`` compiled with the test at the
 bottom (gcc's usual form) that is ``n``; with the test at the top it is
 ``n + 1``.  When unsure, give ``n + 1``: an over-estimate is safe.
 
+A loop that no annotation names may be bounded by a ``loopbound`` pragma
+before its statement in the C source (``sourcebounds``: ``max`` body
+iterations give ``max + 1`` header executions), checked like an
+annotation; ``Annotations.source_bounds = False`` turns that off.
+
 Annotations are used where the analyser finds no bound itself (an automatic
 bound is proven, and an annotation may be meant for another call site of the
 same code).  If several annotations match a loop in a context, the smallest
@@ -125,6 +130,7 @@ class LoopAnnotation:
     path: str = ""                  # the annotation file
     limit: bool = False            # applies even where an automatic bound exists
     expression: str | None = None  # the parameter expression max came from
+    pragma: str | None = None      # "file.c:LINE" of the loopbound pragma it stands for (sourcebounds)
 
     def describe(self) -> str:
         where = []
@@ -142,6 +148,8 @@ class LoopAnnotation:
 
     def place(self) -> str:
         """``FILE: loop #N (function ...)`` for error messages."""
+        if self.pragma is not None:
+            return f"{self.pragma}: loopbound pragma"
         return f"{self.path or self.origin.split(' ')[0]}: {self.describe().split(' ', 1)[1]}"
 
 
@@ -244,6 +252,11 @@ class Annotations:
     constants: dict[str, int] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
     parameters: dict[str, "Parameter"] = field(default_factory=dict)
+    #: read ``loopbound`` pragmas from the C sources (``sourcebounds``) for
+    #: loops no [[loop]] annotation names; ``source_dirs``: where a moved
+    #: source tree now is (``--source-dir``)
+    source_bounds: bool = True
+    source_dirs: list[str] = field(default_factory=list)
 
     def merge(self, other: "Annotations") -> None:
         self.parameters.update(other.parameters)

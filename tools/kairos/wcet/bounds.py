@@ -334,6 +334,8 @@ class BoundAnalysis:
         self._site_bounds: dict[tuple, LoopBound | None] = {}
         self._site_consts: dict[tuple, dict] = {}
         self._source_text = None
+        self._source_bounds = None
+        self._pragma_anns: dict[tuple, object] = {}
         #: use the SMT method (``--no-smt`` switches it off for comparison)
         self.smt = True
 
@@ -613,6 +615,41 @@ class BoundAnalysis:
             self._source_text = SourceText(self.image, dirs)
         return self._source_text
 
+    # -- loopbound pragmas in the C sources (sourcebounds) -------------------------
+    def _pragmas(self):
+        if self._source_bounds is None:
+            from kairos.wcet.anchors import SourceText
+            from kairos.wcet.sourcebounds import SourceBounds
+            dirs = [os.path.dirname(os.path.abspath(p)) for p in self.ann.paths]
+            self._source_bounds = SourceBounds(self.image, SourceText(self.image, dirs, self.ann.source_dirs))
+        return self._source_bounds
+
+    def _pragma_annotation(self, forest: LoopForest, loop: Loop):
+        """The loopbound pragma of the loop's source statement as an
+        annotation (one object per pragma: the solver's verdicts are cached
+        by it), or None."""
+        if not self.ann.source_bounds:
+            return None
+        p = self._pragmas().match(forest, loop).pragma
+        if p is None:
+            return None
+        la = self._pragma_anns.get((p.file, p.line))
+        if la is None:
+            from kairos.wcet.annotations import LoopAnnotation
+            # max body iterations per entry: the header runs at most once more
+            la = LoopAnnotation(max=p.max + 1, origin=f"pragma {p.place} (loopbound min {p.min} max {p.max})",
+                                path=p.file, line=p.line, pragma=p.place, used=True)
+            self._pragma_anns[(p.file, p.line)] = la
+        return la
+
+    def pragma_reason(self, forest: LoopForest, loop: Loop) -> str:
+        """Why no loopbound pragma bounds the loop ('' when one does, or
+        when pragmas are not read)."""
+        if not self.ann.source_bounds:
+            return ""
+        m = self._pragmas().match(forest, loop)
+        return "" if m.pragma is not None else m.why
+
     def _parameter_bound(self, forest: LoopForest, loop: Loop, la) -> LoopBound | None:
         """Bound from the fact "the value the loop starts from <= parameter"."""
         pkey = (id(la), id(loop.func), loop.header)
@@ -658,9 +695,11 @@ class BoundAnalysis:
         unknown; a refuted one is an error naming the file and the loop."""
         vkey = (id(la), id(loop.func), loop.header)
         v = self._verdicts.get(vkey)
-        if v is not None:
+        if v is not None and v != "refuted":
             return v
-        if auto is not None and auto.max <= la.max:
+        if v is not None:
+            pass          # refuted: raise again (a caller may have swallowed the first error)
+        elif auto is not None and auto.max <= la.max:
             v = "proved"
         elif not self.smt or loop.irreducible or loop.is_infinite:
             v = "unknown"
@@ -670,6 +709,11 @@ class BoundAnalysis:
             if v == "proved" and n is not None:
                 self._proved[vkey] = n
         self._verdicts[vkey] = v
+        if v == "refuted" and la.pragma is not None:
+            src = self.image.source_of(loop.header)
+            raise AnnotationError(f"{la.place()} max {la.max - 1} (at most {la.max} header executions per "
+                                  f"entry) is refuted by the solver: every execution of the loop at "
+                                  f"{loop.header:#x} in {loop.func.name} ({src}) runs its header more often")
         if v == "refuted":
             src = self.image.source_of(loop.header)
             raise AnnotationError(f"{la.place()}: "
@@ -888,6 +932,10 @@ class BoundAnalysis:
         if pre is not None:
             return pre
         anns = self._annotations_for(loop, chain)
+        if not anns:                          # an explicit annotation wins over a pragma
+            pa = self._pragma_annotation(forest, loop)
+            if pa is not None:
+                anns = [pa]
         auto = self.cheap_bound_in_context(forest, loop, ctx)
         if auto is None:
             auto = self.call_site_bound(forest, loop)
@@ -924,7 +972,8 @@ class BoundAnalysis:
                 n = self._proved.get((id(la), id(loop.func), loop.header), la.max) if proved else la.max
                 how = " (trusted)" if not proved else " (proved by z3)" if n == la.max else \
                     f" (proved by z3: at most {n})"
-                cands.append(LoopBound(n, self._label(la) + how, kind="automatic" if proved else "trusted"))
+                unproved = "pragma" if la.pragma is not None else "trusted"
+                cands.append(LoopBound(n, self._label(la) + how, kind="automatic" if proved else unproved))
             for b in cands:
                 if best is None or b.max < best.max:
                     best = b
@@ -942,6 +991,9 @@ class BoundAnalysis:
         why = "not a simple counted loop and the solver found no bound"
         if any(la.parameter for la in anns):
             why = "the solver could not bound it from the annotated parameter"
+        nop = self.pragma_reason(forest, loop)
+        if nop:
+            why += f"; no loopbound pragma: {nop}"
         raise WcetError(f"loop at {loop.header:#x} in {func.name} ({src}) has no bound{via}: "
                         f"{why}; add a [[loop]] annotation with max = N")
 

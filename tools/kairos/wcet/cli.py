@@ -44,6 +44,12 @@ def register(sub) -> None:
     p.add_argument("--assume-arrays-in-bounds", action="store_true",
                    help="assume a store to a global plus an index never writes a word the program "
                         "accesses at a constant address (documented in docs/wcet.md)")
+    p.add_argument("--no-source-bounds", dest="source_bounds", action="store_false",
+                   help="do not read loopbound pragmas (_Pragma(\"loopbound min N max M\")) from the C "
+                        "sources for loops without a [[loop]] annotation (docs/wcet.md)")
+    p.add_argument("--source-dir", action="append", default=[], metavar="DIR",
+                   help="root of the source tree when it is no longer where the ELF's DWARF says "
+                        "(for loopbound pragmas and source anchors; repeatable)")
     p.add_argument("--json", metavar="OUT.json", help="write results as JSON")
     p.add_argument("--html", metavar="OUT.html", help="write an HTML report with annotated disassembly")
     p.add_argument("--path", action="store_true", help="print the worst-case path")
@@ -81,6 +87,8 @@ def _run(args: argparse.Namespace, err) -> int:
     ann = annmod.Annotations()
     for path in args.annotations:
         ann.merge(annmod.load(path))
+    ann.source_bounds = args.source_bounds
+    ann.source_dirs = list(args.source_dir)
     entries = list(args.entry)
     if not entries:
         from kairos.wcet.elfimage import ElfImage

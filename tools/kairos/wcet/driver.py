@@ -382,7 +382,7 @@ def list_loops(elf: str, entries: list[str], annotations: Annotations | None = N
     from kairos.wcet.anchors import loop_order
     bounds = BoundAnalysis(program, ann)
     rows: dict[tuple[int, int], LoopRow] = {}
-    rank = {"unbounded": 0, "trusted": 1, "preemption": 2, "symbolic + parameter": 3, "automatic": 4}
+    rank = {"unbounded": 0, "trusted": 1, "pragma": 1, "preemption": 2, "symbolic + parameter": 3, "automatic": 4}
     for s in symbols:
         forests: dict[int, object] = {}
         for ctx, f in program.contexts(s):
@@ -408,6 +408,9 @@ def list_loops(elf: str, entries: list[str], annotations: Annotations | None = N
                 except WcetError:
                     row.unbounded += 1
                     row.kind = "unbounded"
+                    why = bounds.pragma_reason(fo, lp)
+                    if why:
+                        row.origin = f"no loopbound pragma: {why}"
                     continue
                 if b.max not in row.bounds:
                     row.bounds.append(b.max)

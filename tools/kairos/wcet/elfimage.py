@@ -284,6 +284,22 @@ class ElfImage:
             raise WcetError(f"malformed DWARF line information in {self.path}: {exc}") from None
         return addrs, rows
 
+    def comp_dirs(self) -> list[str]:
+        """The compilation directories of the DWARF units (where relative
+        source names are)."""
+        out: list[str] = []
+        if self._has_dwarf:
+            try:
+                for cu in self._elf.get_dwarf_info().iter_CUs():
+                    at = cu.get_top_DIE().attributes.get("DW_AT_comp_dir")
+                    if at is not None:
+                        v = at.value.decode(errors="replace") if isinstance(at.value, bytes) else str(at.value)
+                        if v not in out:
+                            out.append(v)
+            except Exception as exc:  # corrupt DWARF must not crash the analysis
+                raise WcetError(f"malformed DWARF information in {self.path}: {exc}") from None
+        return out
+
     def line_of(self, addr: int) -> tuple[str, int] | None:
         addrs, rows = self._lines
         i = bisect.bisect_right(addrs, addr) - 1
