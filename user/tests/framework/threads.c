@@ -98,7 +98,16 @@ bool kt_suite_cleanup(void)
     n_threads = 0;
     for (int i = 0; i < KT_NUM_IPC_BUFFERS; i++)
         buffer_used[i] = false;
-    return seL4_CNode_Revoke(KT_ROOT, pool_cap, 64) == seL4_NoError;
+    if (seL4_CNode_Revoke(KT_ROOT, pool_cap, 64) != seL4_NoError)
+        return false;
+    /* The pool is childless now, so its next retype zeroes what the suite
+     * used (a preemptible reset). Done here, between suites, with one
+     * endpoint made and deleted, so that no test of the next suite pays
+     * for it in the middle of a timed step; the next reset is one chunk. */
+    seL4_CPtr s = kt_slot();
+    if (seL4_Untyped_Retype(pool_cap, seL4_EndpointObject, 0, KT_ROOT, 0, 0, s, 1) != seL4_NoError)
+        return false;
+    return seL4_CNode_Delete(KT_ROOT, s, 64) == seL4_NoError;
 }
 
 kt_thread_t *kt_thread_new(seL4_Word prio, bool with_sc, bool ipc_buffer)
