@@ -55,6 +55,13 @@
  * User programs read it too, so its value lives in uapi/kairos/limits.h. */
 #define CONFIG_MAX_REFILLS KAIROS_MAX_REFILLS
 
+/* System parameter (docs/object-model.md "Thread limit"): the most TCBs that
+ * exist at once, the root thread included, the kernel's idle thread not.
+ * Untyped_Retype refuses one more with NotEnoughMemory; every thread queue
+ * is at most this long (kernel/wcet-annotations.toml, queue_length). Its
+ * value lives in uapi/kairos/limits.h, which user programs see. */
+#define CONFIG_MAX_THREADS KAIROS_MAX_THREADS
+
 /* Physical addresses at or above this are never handed out (seL4's
  * CONFIG_PADDR_USER_DEVICE_TOP for Sv39). */
 #define CONFIG_PADDR_USER_DEVICE_TOP (1ul << 39)

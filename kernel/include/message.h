@@ -22,7 +22,12 @@ static inline word_t *ipc_buffer_kptr(struct tcb *t)
     if (cap_type(c) != CAP_FRAME || t->ipc_buffer == 0)
         return NULL;
     word_t size_bits = 12 + 9 * cap_frame_size(c);
-    return (word_t *)paddr_to_kptr(cap_obj(c) + (t->ipc_buffer & MASK(size_bits)));
+    word_t k = (word_t)paddr_to_kptr(cap_obj(c) + (t->ipc_buffer & MASK(size_bits)));
+    /* A no-op (TCB_SetIPCBuffer and Configure refuse an address not aligned
+     * to 2^IPC_BUFFER_SIZE_BITS, and frames are page-aligned) that shows
+     * the WCET analysis the buffer's alignment: its 64-byte lines hold
+     * whole runs of eight words (copy_mrs). */
+    return (word_t *)(k & ~MASK(IPC_BUFFER_SIZE_BITS));
 }
 
 /* Message word i from t's IPC buffer (0 without one). */

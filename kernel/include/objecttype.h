@@ -53,6 +53,15 @@ word_t arch_object_size_bits(enum object_type type);
 
 /* Per-object finalisation hooks. */
 void tcb_finalise(struct tcb *t);                      /* object/tcb.c */
+
+/* Thread admission (object/tcb.c; docs/object-model.md "Thread limit"): at
+ * most CONFIG_MAX_THREADS TCBs exist, the root thread's included. tcb_room
+ * is how many more may be made; tcb_count_new records one made (retype,
+ * boot); tcb_finalise gives its count back. */
+word_t tcb_room(void);
+void tcb_count_new(void);
+/* KAIROS_COUNTER_THREADS and _THREADS_MAX (debug builds), else 0. */
+u64 tcb_debug_counter(word_t id);
 void sched_context_finalise(struct sched_context *sc); /* object/schedcontext.c */
 
 #endif

@@ -12,11 +12,11 @@
  * towards the head past the threads of lower priority, so it is O(1) when the
  * newcomer's priority is the lowest queued (the common case of equal
  * priorities) and O(n) at worst. n is at most the number of threads that
- * exist, which the kernel does not bound (every TCB is 2 KiB of memory given
- * out by untyped): as in seL4, the length of a queue is a system-design
- * parameter (do not give untrusted subsystems the memory to queue many
- * threads on a shared object; Lyons' thesis, 2018, ch. 7). The WCET
- * annotation states the assumption used for the bound. */
+ * exist, which the kernel bounds by CONFIG_MAX_THREADS (Untyped_Retype makes
+ * no TCB beyond it). seL4 bounds threads only by memory and leaves the length
+ * of a queue to the system's design (Lyons' thesis, 2018, ch. 7); a system
+ * may still state a shorter queue for its analysis (the WCET annotations'
+ * queue_length). */
 #ifndef KAIROS_QUEUE_H
 #define KAIROS_QUEUE_H
 

@@ -151,6 +151,8 @@ void sched_count_sporadic(struct sched_context *sc, bool was, bool is);
 /* What is wrong with the release queue (heap order, positions, admission
  * count), or NULL: for the invariant checker. */
 const char *sched_invariant_violation(void);
+/* The thread count against the TCBs in existence (debug list). */
+const char *debug_threads_violation(void);
 #endif
 /* Forget every scheduler reference to t (its TCB is being finalised). */
 void thread_forget(struct tcb *t);

@@ -19,6 +19,7 @@
 #include <invariants.h>
 #include <preemption.h>
 #include <kernel.h>
+#include <objecttype.h>
 #include <regions.h>
 #include <string.h>
 #include <thread.h>
@@ -307,6 +308,7 @@ static void create_root_task(paddr_t dtb_pa)
     sched_context_boot_init(sc, MIN_SCHED_CONTEXT_BITS, tcb);
     thread_set_name(tcb, "rootserver", 64);
     debug_register_thread(tcb);
+    tcb_count_new(); /* the root thread counts towards CONFIG_MAX_THREADS */
 
     /* The root task image is copied: the initrd is free RAM again. */
     if (region_add(&free_ram, ALIGN_DOWN(fdt.initrd_start, 4096), ALIGN_UP(fdt.initrd_end, 4096)) != 0)

@@ -35,6 +35,7 @@
 #include <fault.h>
 #include <kernel.h>
 #include <notification.h>
+#include <objecttype.h>
 #include <preemption.h>
 #include <refill.h>
 #include <sched.h>
@@ -311,7 +312,7 @@ const char *sched_invariant_violation(void)
         if (e->tcb && (e->tcb->in_ready_queue || !thread_is_schedulable(e->tcb)))
             return "release queue: a thread also ready, or not schedulable";
     }
-    return NULL;
+    return debug_threads_violation();
 }
 #endif
 
@@ -701,6 +702,8 @@ u64 sched_debug_counter(word_t id)
     case KAIROS_COUNTER_SC_SWITCH_MAX_INSTRET: return n->sc_switch_max;
     case KAIROS_COUNTER_SSTC: return machine_has_sstc();
     case KAIROS_COUNTER_OVERRUN_MAX_TICKS: return n->overrun_max;
+    case KAIROS_COUNTER_THREADS:
+    case KAIROS_COUNTER_THREADS_MAX: return tcb_debug_counter(id);
     default: return 0;
     }
 }
@@ -844,6 +847,23 @@ void debug_unregister_thread(struct tcb *t)
     t->debug_next = t->debug_prev = NULL;
 }
 
+#if CONFIG_INVARIANT_CHECKS
+/* The thread count (tcb.c) is the number of TCBs on the debug list, which
+ * holds every TCB from its creation to its finalisation, and within the
+ * limit. The walk stops one past the limit. */
+const char *debug_threads_violation(void)
+{
+    word_t n = 0;
+    for (const struct tcb *t = debug_threads; t && n <= CONFIG_MAX_THREADS; t = t->debug_next)
+        n++;
+    if (n > CONFIG_MAX_THREADS)
+        return "more than CONFIG_MAX_THREADS threads";
+    if (n != tcb_debug_counter(KAIROS_COUNTER_THREADS))
+        return "thread count differs from the TCBs in existence";
+    return NULL;
+}
+#endif
+
 static const char *state_name(enum thread_state s)
 {
     switch (s) {
@@ -863,7 +883,7 @@ void debug_dump_scheduler(void)
 {
     kprintf("Dumping all tcbs!\nName                                    State           IP                  Prio\n");
     kprintf("-------------------------------------------------------------------------------\n");
-    /* Bounded by the number of TCBs in existence, which is bounded by memory. */
+    /* Bounded by the number of TCBs in existence, at most CONFIG_MAX_THREADS. */
     for (struct tcb *t = debug_threads; t; t = t->debug_next)
         kprintf("%s  %s  %p  %u%s\n", t->name, state_name(t->state), (void *)t->ctx.pc, t->priority,
                 t == current_thread ? "  (current)" : "");

@@ -26,6 +26,13 @@ static const u8 user_reg_order[NUM_USER_REGS] = {
     REG_A6, REG_A7, REG_T0, REG_T1, REG_T2, REG_T3, REG_T4, REG_T5,  REG_T6,  REG_TP,
 };
 
+/* TCBs in existence, the root thread's included: at most CONFIG_MAX_THREADS
+ * (tcb_room, below). */
+static word_t threads_alive;
+#if CONFIG_DEBUG_BUILD
+static word_t threads_alive_max; /* KAIROS_COUNTER_THREADS_MAX */
+#endif
+
 static word_t get_user_reg(const struct tcb *t, word_t k)
 {
     return k == 0 ? t->ctx.fault_ip : t->ctx.x[user_reg_order[k]];
@@ -643,4 +650,34 @@ void tcb_finalise(struct tcb *t)
         sched_context_unbind_tcb(t->sc);
     thread_forget(t);
     debug_unregister_thread(t);
+    /* Out of every queue for good (a zombie is never finalised again), so
+     * its place under the thread limit is free. */
+    threads_alive--;
+}
+
+/* Thread admission. Every TCB is counted from its creation (tcb_count_new:
+ * Untyped_Retype makes one object per step, boot the root thread) to the
+ * finalisation of its last cap, so a retype stopped part way counts exactly
+ * the TCBs it made. The idle thread is the kernel's own and never queued. */
+word_t tcb_room(void) { return CONFIG_MAX_THREADS - threads_alive; }
+
+void tcb_count_new(void)
+{
+    threads_alive++;
+#if CONFIG_DEBUG_BUILD
+    if (threads_alive > threads_alive_max)
+        threads_alive_max = threads_alive;
+#endif
+}
+
+u64 tcb_debug_counter(word_t id)
+{
+#if CONFIG_DEBUG_BUILD
+    if (id == KAIROS_COUNTER_THREADS)
+        return threads_alive;
+    if (id == KAIROS_COUNTER_THREADS_MAX)
+        return threads_alive_max;
+#endif
+    (void)id;
+    return 0;
 }

@@ -120,6 +120,7 @@ static void init_new_tcb(struct tcb *t)
 #endif
     debug_register_thread(t);
     invariants_register_slots(t->slots, TCB_NUM_SLOTS);
+    tcb_count_new(); /* admitted by decode_untyped (tcb_room) */
 }
 
 cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device)
@@ -418,11 +419,26 @@ static struct syscall_error decode_untyped(const struct invocation *inv, struct 
     word_t available = size - (reset ? 0 : cap_untyped_free_index(inv->cap));
     bool memory_ok = (available >> obj_bits) >= count - p.done;
     bool type_ok = !cap_untyped_is_device(inv->cap) || type == OBJ_UNTYPED || is_frame_type(type);
+    /* Kairos: at most CONFIG_MAX_THREADS TCBs exist (a system parameter
+     * that bounds every thread queue; docs/object-model.md "Thread
+     * limit"). The TCBs still to be made must fit in what is left; a
+     * stopped call's objects are counted already. Checked last, so every
+     * error seL4 would give comes first and this one only where seL4 would
+     * have made the threads. The error is NotEnoughMemory, seL4's answer
+     * when the objects asked for cannot be had (none of seL4's other errors
+     * says "too many"; a RangeError would blame an argument, num_objects,
+     * whose range depends on other threads' objects); its MR0, bytes
+     * available, is the room for TCBs in bytes, so a caller that divides it
+     * by the object size learns how many TCBs it may still make. */
+    word_t thread_room = tcb_room();
+    bool threads_ok = type != OBJ_TCB || count - p.done <= thread_room;
     if (checked == count) {
         if (!memory_ok)
             return error1(ERR_NOT_ENOUGH_MEMORY, available);
         if (!type_ok)
             return error1(ERR_INVALID_ARGUMENT, 1);
+        if (!threads_ok)
+            return error1(ERR_NOT_ENOUGH_MEMORY, thread_room << TCB_BITS);
     }
 
     op->ut_slot = inv->slot;
@@ -435,7 +451,7 @@ static struct syscall_error decode_untyped(const struct invocation *inv, struct 
     op->done = p.done;
     op->first = p.done != 0 ? t->retype.first : 0;
     op->reset = reset;
-    op->ready = memory_ok && type_ok;
+    op->ready = memory_ok && type_ok && threads_ok;
     return no_error();
 }
 

@@ -1203,3 +1203,115 @@ KTEST(untyped, retype_all_of_memory_revoke_and_again)
     slot_cursor = 0;
     pool_index = ~0ul;
 }
+
+/* ---- the thread limit (suite `threadlimit`) ---------------------------- */
+
+/* Kairos: at most KAIROS_MAX_THREADS TCBs exist at once, the root thread's
+ * included (docs/object-model.md "Thread limit"). Untyped_Retype refuses
+ * TCBs beyond that with NotEnoughMemory, MR0 = the room left for TCBs in
+ * bytes, after every error seL4 would give; the last cap of a TCB going
+ * (delete, or revoke of its untyped) gives its place back. The kernel's
+ * count is read with the debug counters; the check flavour also verifies
+ * it against the TCBs in existence after every system call. */
+
+static seL4_Word threads_alive(void) { return kairos_debug_counter(KAIROS_COUNTER_THREADS); }
+
+static void expect_empty(seL4_CPtr s, seL4_Word n)
+{
+    for (seL4_Word i = 0; i < n; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_NULL);
+}
+
+/* An untyped of 2^18 bytes (128 TCBs) with one endpoint in it, so that its
+ * watermark can be read back (available) and no retype resets it. */
+static seL4_CPtr thread_untyped(void)
+{
+    seL4_CPtr ut = carve(18);
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, alloc_slot(), 1));
+    KASSERT_EQ(available(ut, 18), (1ul << 18) - 16);
+    return ut;
+}
+
+/* The room left for TCBs now; the earlier suites leave at least two. */
+static seL4_Word thread_room(void)
+{
+    seL4_Word alive = threads_alive();
+    KASSERT_MSG(alive >= 1 && alive <= KAIROS_MAX_THREADS, "%lu threads counted", (unsigned long)alive);
+    KASSERT_MSG(KAIROS_MAX_THREADS - alive >= 2, "only %lu of %d threads left", (unsigned long)(KAIROS_MAX_THREADS - alive),
+                KAIROS_MAX_THREADS);
+    return KAIROS_MAX_THREADS - alive;
+}
+
+KTEST(threadlimit, retype_up_to_the_limit_then_not_enough_memory)
+{
+    seL4_Word alive = threads_alive(), room = thread_room();
+    seL4_CPtr ut = thread_untyped();
+    seL4_CPtr s = alloc_slots(room + 1);
+    /* One more than the room, in one call: refused before anything is
+     * made; the untyped's watermark and the slots are as they were. */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s, room + 1), room << 11);
+    expect_empty(s, room + 1);
+    KASSERT_EQ(available(ut, 18), (1ul << 18) - 16);
+    KASSERT_EQ(threads_alive(), alive);
+    /* Exactly the room: made. */
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s, room));
+    for (seL4_Word i = 0; i < room; i++)
+        KASSERT_EQ(seL4_DebugCapIdentify(s + i), TAG_THREAD);
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS);
+    seL4_Word after = (1ul << 18) - 2048 * (room + 1); /* the endpoint's 2 KiB, then the TCBs */
+    KASSERT_EQ(available(ut, 18), after);
+    /* At the limit: one more TCB is refused, with no room, and nothing changes. */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s + room, 1), 0);
+    expect_empty(s + room, 1);
+    KASSERT_EQ(available(ut, 18), after);
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS);
+    /* Other objects are not limited. */
+    seL4_CPtr ep = alloc_slot();
+    EXPECT_OK(retype_to(ut, seL4_EndpointObject, 0, ep, 1));
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ep, 64), seL4_NoError);
+    /* Deleting one TCB's only cap frees its place: one more may be made,
+     * and then none again. */
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, s, 64), seL4_NoError);
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS - 1);
+    seL4_CPtr two = alloc_slots(2);
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, two, 2), 1ul << 11);
+    expect_empty(two, 2);
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s, 1));
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS);
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s + room, 1), 0);
+    /* A revoke of the untyped finalises every TCB made from it: all their
+     * places are free, and the same number can be made again. */
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    expect_empty(s, room + 1);
+    KASSERT_EQ(threads_alive(), alive);
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s, room));
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(threads_alive(), alive);
+    KASSERT(kairos_debug_counter(KAIROS_COUNTER_THREADS_MAX) >= KAIROS_MAX_THREADS);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ut, 64), seL4_NoError);
+}
+
+KTEST(threadlimit, seL4_errors_come_before_the_limit)
+{
+    seL4_Word alive = threads_alive(), room = thread_room();
+    seL4_CPtr ut = thread_untyped();
+    seL4_CPtr s = alloc_slots(room + 1);
+    EXPECT_OK(retype_to(ut, seL4_TCBObject, 0, s, room));
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS);
+    /* An occupied destination: DeleteFirst (seL4's check 13). */
+    expect_no_mem(retype_to(ut, seL4_TCBObject, 0, s + room, 1), 0);
+    EXPECT_REPLY(retype_to(ut, seL4_TCBObject, 0, s + room - 1, 2), seL4_DeleteFirst, 0);
+    /* Too little memory: NotEnoughMemory with the untyped's bytes (check 14). */
+    seL4_CPtr small = carve(10);
+    expect_no_mem(retype_to(small, seL4_TCBObject, 0, s + room, 1), 1024);
+    /* A device untyped: InvalidArgument(1) (check 15). */
+    seL4_CPtr dev = ut_slot(device_untyped_at(0x10000000));
+    expect_inv_arg(retype_to(dev, seL4_TCBObject, 0, s + room, 1), 1);
+    expect_empty(s + room, 1);
+    KASSERT_EQ(threads_alive(), KAIROS_MAX_THREADS);
+    KASSERT_EQ(seL4_CNode_Revoke(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(threads_alive(), alive);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, ut, 64), seL4_NoError);
+    KASSERT_EQ(seL4_CNode_Delete(ROOT, small, 64), seL4_NoError);
+}

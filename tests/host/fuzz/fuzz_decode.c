@@ -130,7 +130,12 @@ const char *sched_invariant_violation(void) { return NULL; } /* the scheduler is
 void thread_set_name(struct tcb *t, const char *name, word_t max_len) { (void)t, (void)name, (void)max_len; }
 const char *thread_name(const struct tcb *t) { (void)t; return "fuzz"; }
 void debug_register_thread(struct tcb *t) { (void)t; }
-void tcb_finalise(struct tcb *t) { (void)t; }
+/* The thread count as tcb.c keeps it (the retype decode's limit), reset
+ * by boot() for each input; the root thread counts as one. */
+static word_t fuzz_threads;
+void tcb_finalise(struct tcb *t) { (void)t; fuzz_threads -= fuzz_threads > 0; }
+void tcb_count_new(void) { fuzz_threads++; }
+word_t tcb_room(void) { return fuzz_threads < CONFIG_MAX_THREADS ? CONFIG_MAX_THREADS - fuzz_threads : 0; }
 void sched_context_init(struct sched_context *sc, u32 size_bits) { (void)sc, (void)size_bits; }
 void sched_context_finalise(struct sched_context *sc) { (void)sc; }
 void reply_finalise(struct reply *r) { (void)r; }
@@ -153,6 +158,7 @@ static void boot(void)
 {
     memset(host_ram, 0, RAM_BYTES);
     memset(&caller, 0, sizeof(caller));
+    fuzz_threads = 1;
     paddr_t root = HOST_RAM_PADDR;
     root_slots = (cte_t *)paddr_to_kptr(root);
     root_cap = cap_cnode(root, ROOT_RADIX, 64 - ROOT_RADIX, 0);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "threads.h"
 
 extern const ktest_t __start_ktest_table[];
 extern const ktest_t __stop_ktest_table[];
@@ -148,10 +149,18 @@ int main(void)
            filter[0] != '\0' ? filter : "*");
 
     unsigned passed = 0, failed = 0;
+    const char *area = NULL;
     for (size_t i = 0; i < total; i++) {
         if (!ktest_filter_matches(filter, order[i]->area, order[i]->name)) {
             continue;
         }
+        /* A new suite starts with nothing of the last one's made from the
+         * pool (threads.h kt_suite_cleanup). */
+        if (area != NULL && strcmp(area, order[i]->area) != 0 && !kt_suite_cleanup()) {
+            printf("ktest: suite cleanup after %s failed\n", area);
+            failed++;
+        }
+        area = order[i]->area;
         if (run_one(order[i])) {
             passed++;
         } else {

@@ -82,10 +82,32 @@ void kt_threads_cleanup(void)
         seL4_TCB_Suspend(threads[i].tcb);
         /* Whatever SC the child holds now (its own or a lent one) goes. */
         seL4_SchedContext_Unbind(threads[i].sc);
+        /* The TCB too: the kernel keeps at most KAIROS_MAX_THREADS. */
+        seL4_CNode_Delete(KT_ROOT, threads[i].tcb, 64);
     }
     n_threads = 0;
     for (int i = 0; i < KT_NUM_IPC_BUFFERS; i++)
         buffer_used[i] = false;
+}
+
+bool kt_suite_cleanup(void)
+{
+    if (!pool_cap)
+        return true; /* the suite made nothing from the pool */
+    (void)seL4_TCB_SetPriority(KT_SELF, KT_SELF, 255);
+    n_threads = 0;
+    for (int i = 0; i < KT_NUM_IPC_BUFFERS; i++)
+        buffer_used[i] = false;
+    if (seL4_CNode_Revoke(KT_ROOT, pool_cap, 64) != seL4_NoError)
+        return false;
+    /* The pool is childless now, so its next retype zeroes what the suite
+     * used (a preemptible reset). Done here, between suites, with one
+     * endpoint made and deleted, so that no test of the next suite pays
+     * for it in the middle of a timed step; the next reset is one chunk. */
+    seL4_CPtr s = kt_slot();
+    if (seL4_Untyped_Retype(pool_cap, seL4_EndpointObject, 0, KT_ROOT, 0, 0, s, 1) != seL4_NoError)
+        return false;
+    return seL4_CNode_Delete(KT_ROOT, s, 64) == seL4_NoError;
 }
 
 kt_thread_t *kt_thread_new(seL4_Word prio, bool with_sc, bool ipc_buffer)

@@ -63,6 +63,13 @@ void kt_thread_start(kt_thread_t *t, void (*fn)(seL4_Word, seL4_Word, seL4_Word)
 /* Suspend every child, unbind their SCs, root back at priority 255. Call
  * at the start and end of every test (a failed test skips its end). */
 void kt_threads_cleanup(void);
+/* Between two suites (areas; ktest.c): the root back at priority 255 and
+ * every object made from the pool deleted, the children's TCBs with them.
+ * The kernel keeps at most KAIROS_MAX_THREADS TCBs at once
+ * (docs/object-model.md "Thread limit"), so threads a suite leaves behind
+ * must not add up over the run. False if the revoke failed. Outside a test:
+ * asserts nothing. */
+bool kt_suite_cleanup(void);
 __attribute__((noreturn)) void kt_thread_exit(seL4_CPtr self);
 void kt_root_prio(seL4_Word prio);
 void kt_yield_n(int n);

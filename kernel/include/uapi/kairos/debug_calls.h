@@ -34,5 +34,8 @@
 #define KAIROS_COUNTER_SC_SWITCH_MAX_INSTRET 20
 #define KAIROS_COUNTER_SSTC 21
 #define KAIROS_COUNTER_OVERRUN_MAX_TICKS 22     /* longest use past a head refill seen at an entry */
+/* Thread admission (docs/object-model.md "Thread limit"). */
+#define KAIROS_COUNTER_THREADS 23               /* TCBs in existence, the root thread's included */
+#define KAIROS_COUNTER_THREADS_MAX 24           /* the most that existed at once since boot */
 
 #endif

@@ -13,4 +13,12 @@
  * context needs a head and a tail. */
 #define KAIROS_MAX_REFILLS 8
 
+/* The most thread control blocks that exist at once, the root thread's
+ * included (the kernel's CONFIG_MAX_THREADS). Untyped_Retype answers a
+ * request for more TCBs than are left with seL4_NotEnoughMemory (seL4 itself
+ * limits threads only by memory), so no thread queue (endpoint,
+ * notification, ready queue) holds more, the bound the WCET analysis uses
+ * for every walk of one. A TCB's count is given back when its last cap goes. */
+#define KAIROS_MAX_THREADS 64
+
 #endif
