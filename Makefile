@@ -48,7 +48,7 @@ KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASS
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ELF := $(BUILD)/kernel.elf
 
-.PHONY: all kernel run test campaign bench fuzz fuzz-campaign latency-check prove prove-charge bootstrap clean user
+.PHONY: all kernel run test campaign bench fuzz fuzz-campaign latency-check prove bootstrap clean user
 all: kernel user
 
 kernel: $(KERNEL_ELF)
@@ -150,14 +150,9 @@ latency-check: bootstrap
 # Frama-C/WP proofs (docs/proofs.md): each proof set is proofs/NAME.args;
 # another set is one more file and one more line here (PROOF_SETS += NAME).
 # Prints `prove: proved N/M goals` and fails unless N = M.
-PROOF_SETS := refill refill-order ready tqueue tqueue-insert release
+PROOF_SETS := refill refill-order refill-charge ready tqueue tqueue-insert release
 prove: bootstrap
 	proofs/prove.sh $(PROOF_SETS)
-
-# Order through the charge (docs/proofs.md "Order"): a campaign set, not in
-# make prove while one of its goals is not proved (its count is documented).
-prove-charge: bootstrap
-	proofs/prove.sh refill-charge
 
 clean:
 	rm -rf build

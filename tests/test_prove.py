@@ -39,32 +39,14 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
-    assert {"refill", "refill-order", "ready", "tqueue", "tqueue-insert", "release"} <= set(sets)
+    assert {"refill", "refill-order", "refill-charge", "ready", "tqueue", "tqueue-insert",
+            "release"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
     proved, total = int(m.group(1)), int(m.group(2))
     assert total > 0 and proved == total, out
     assert rc == 0, out
-
-
-# The campaign set refill-charge (make prove-charge): order through the
-# charge. Every goal is proved but one, schedule_used's postcondition that
-# the positions before the last are unchanged (docs/proofs.md "Order"):
-# the test fails if any other goal fails, and once that one is proved (then
-# the set belongs in PROOF_SETS).
-CHARGE_UNPROVED = ["typed_schedule_used_ordered_ensures_charge"]
-
-
-@pytest.mark.campaign
-def test_prove_charge(tmp_path: Path) -> None:
-    rc, out = prove(tmp_path, ["refill-charge"])
-    m = SUMMARY.search(out)
-    assert m, out
-    proved, total = int(m.group(1)), int(m.group(2))
-    failed = re.findall(r"\[Failed\] Goal (\S+)", out)
-    assert failed == CHARGE_UNPROVED, out
-    assert total > 0 and proved == total - len(CHARGE_UNPROVED), out
 
 
 # (proof set, file under kernel/, function, the text to replace, what it
