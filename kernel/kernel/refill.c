@@ -116,6 +116,31 @@ static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
   static void live_le_sum(struct sched_context *sc, u32 i) { }
 */
 
+/* A lemma function (order): one step of the charge's first loop moves the
+ * bound on the release times by one period; the loop counter's decrement
+ * does not wrap. Products of the counter and the period are the only
+ * non-linear terms of the order proofs, kept out of the loop's goals. */
+/*@ ghost
+  /@ requires 0 < n;
+     assigns \nothing;
+     ensures charge: (u32)(n - 1) == n - 1;
+     ensures charge: (u32)(n - 1) * p + p == n * p;
+     ensures charge: 0 <= (u32)(n - 1) * p; @/
+  static void period_step(u32 n, u64 p) { }
+*/
+
+/* A lemma function (order): every release at most t when the last one
+ * and all before it are (the case split of a bound after schedule_used,
+ * which the provers did not take within the charge's goal). */
+/*@ ghost
+  /@ requires ring_shape(sc);
+     assigns \nothing;
+     ensures charge: \forall integer t;
+         (\forall integer k; 0 <= k < sc->refill_count - 1 ==> pos_rel(sc, k) <= t) &&
+         pos_rel(sc, sc->refill_count - 1) <= t ==> rel_below(sc, t); @/
+  static void rel_below_join(struct sched_context *sc) { }
+*/
+
 /* The ring reset to one refill (head 0) takes its first slot. */
 /*@ requires refill_invariant(sc) && sc->refill_head == 0 && sc->refill_count == 1;
     assigns Refills(sc)[0];
@@ -288,7 +313,11 @@ static void merge_overlapping(struct sched_context *sc)
       ensures order: \old(ring_apart(sc, 0)) ==> ring_apart(sc, 0);
       ensures order: \old(head_apart(sc)) ==> head_apart(sc);
       ensures order: rel_below(sc, UINT64_MAX - ring_sum(sc));
-      ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0)); */
+      ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0));
+      ensures charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
+                         pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k));
+      ensures charge: pos_rel(sc, sc->refill_count - 1) <=
+                         \max(used.release_time, \old(pos_rel(sc, sc->refill_count - 1))); */
 static void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     u32 ti = tail_index(sc);
@@ -361,23 +390,51 @@ static void schedule_used(struct sched_context *sc, struct refill used, u64 min_
     requires usage < Refills(sc)[sc->refill_head].amount;
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc);
-    ensures ring_sum(sc) == \old(ring_sum(sc)); */
+    ensures ring_sum(sc) == \old(ring_sum(sc));
+    behavior ordered:
+      assumes ring_apart(sc, 0);
+      assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - sc->period - usage);
+      ensures charge: ring_apart(sc, 1);
+      ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc))); */
 static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
     u64 remnant = h->amount - usage;
     struct refill used = { .release_time = h->release_time + sc->period, .amount = usage };
+    /* Order: the chunk's release does not wrap. */
+    /*@ for ordered: assert charge: pos_rel(sc, 0) == h->release_time; */
+    /*@ for ordered: assert charge: used.release_time == h->release_time + sc->period; */
+    /*@ for ordered: assert charge: used.release_time <= UINT64_MAX - ring_sum(sc) - usage; */
 
     if (remnant < min_budget) {
         /* Too little left to run on (a kernel entry and exit would not fit). */
         if (single(sc)) {
             /* The whole budget moves one period on. */
             set_release(sc, sc->refill_head, h->release_time + sc->period);
+            /*@ for ordered: assert charge: sc->refill_count == 1 && ring_apart(sc, 1); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
         } else {
             /* The remnant joins the next refill (later: no earlier release). */
             pop_head(sc);
+            /* Order: the pop leaves the old order from position 1 on, the
+             * remnant breaks the head pair alone (merge_overlapping, at the
+             * end of the charge, restores it). */
+            /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count ==>
+                      pos_rel(sc, k) == \at(pos_rel(sc, k + 1), Pre) &&
+                      pos_amt(sc, k) == \at(pos_amt(sc, k + 1), Pre); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - sc->period - usage); */
+            /*@ for ordered: assert charge: \forall integer k; 1 <= k < sc->refill_count ==>
+                                           ring_slot(sc, k) != sc->refill_head; */
+            /*@ for ordered: assert charge: ring_apart(sc, 1); */
             add_amount(sc, sc->refill_head, remnant);
+            /*@ for ordered: assert charge: ring_apart(sc, 1); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - sc->period - usage); */
+            /*@ for ordered: assert charge: ring_sum(sc) + usage == \at(ring_sum(sc), Pre); */
+            /*@ for ordered: assert charge: used.release_time <= UINT64_MAX - \at(ring_sum(sc), Pre) - usage; */
             schedule_used(sc, used, min_budget);
+            /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
+            /*@ for ordered: assert charge: ring_apart(sc, 1); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
         }
         return true;
     }
@@ -385,8 +442,19 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
      * release advances by what was used, so the next chunk cut from it comes
      * back one period after *its* use began, not after the head's. */
     set_amount(sc, sc->refill_head, remnant);
+    /* Order: the head's end stays where it was (release + usage, amount -
+     * usage), the others do not move. */
+    /*@ for ordered: assert charge: \forall integer k; 1 <= k < sc->refill_count ==>
+                                   ring_slot(sc, k) != sc->refill_head; */
+    /*@ for ordered: assert charge: ring_apart(sc, 1); */
+    /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - sc->period - usage); */
     set_release(sc, sc->refill_head, h->release_time + usage);
+    /*@ for ordered: assert charge: ring_apart(sc, 1); */
+    /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - sc->period); */
+    /*@ for ordered: assert charge: ring_sum(sc) + usage == \at(ring_sum(sc), Pre); */
     schedule_used(sc, used, min_budget);
+    /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
+    /*@ for ordered: assert charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
     return false;
 }
 
@@ -442,7 +510,10 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
     assigns *used_up, sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc) && sc->refill_max == \old(sc->refill_max);
     ensures ring_sum(sc) == \old(ring_sum(sc));
-    ensures Refills(sc)[sc->refill_head].amount >= min_budget; */
+    ensures Refills(sc)[sc->refill_head].amount >= min_budget;
+    behavior ordered:
+      assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
+      ensures charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc)); */
 static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_budget, bool *used_up)
 {
     /* No step counter: the ring's size is one (proved: the variant below;
@@ -450,12 +521,26 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
     /*@ loop invariant refill_invariant(sc);
         loop invariant sc->refill_max == \at(sc->refill_max, Pre);
         loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
+        for ordered: loop invariant charge: ring_apart(sc, 1);
+        for ordered: loop invariant charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre));
         loop assigns *used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (!single(sc) && refill_head(sc)->amount < min_budget) {
         struct refill r = pop_head(sc);
+        /* Order: as in merge_overlapping, the refills behind the new head
+         * are the old ones from position 2 on, and only the head's amount
+         * grows, which breaks the head pair alone. */
+        /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count ==>
+                  pos_rel(sc, k) == \at(pos_rel(sc, k + 1), LoopCurrent) &&
+                  pos_amt(sc, k) == \at(pos_amt(sc, k + 1), LoopCurrent); */
+        /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+        /*@ for ordered: assert charge: \forall integer k; 1 <= k < sc->refill_count ==>
+                                       ring_slot(sc, k) != sc->refill_head; */
+        /*@ for ordered: assert charge: ring_apart(sc, 1); */
         add_amount(sc, sc->refill_head, r.amount);
+        /*@ for ordered: assert charge: ring_apart(sc, 1); */
+        /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
         *used_up = true;
     }
     /* Minimum budget: a single refill holds the whole sum. */
@@ -469,29 +554,68 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc);
     ensures ring_sum(sc) == \old(ring_sum(sc));
-    ensures Refills(sc)[sc->refill_head].amount >= min_budget; */
+    ensures Refills(sc)[sc->refill_head].amount >= min_budget;
+    behavior ordered:
+      assumes ring_apart(sc, 0);
+      assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - usage - sc->period - sc->refill_count * sc->period);
+      ensures charge: ring_apart(sc, 0) && head_apart(sc);
+      ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc))); */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
+    /* (Order: the period, constant here, as a plain term.) */
+    /*@ ghost u64 per = sc->period; */
     /* Whole refills used up: each comes back one period after its release
      * (the time its use began: refill_unblock_check and the split keep the
      * head's release there). At most one pass round the ring. */
     /*@ loop invariant refill_invariant(sc) && 0 <= n <= \at(sc->refill_count, Pre);
         loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
+        for ordered: loop invariant charge: ring_apart(sc, 0);
+        for ordered: loop invariant charge: usage <= \at(usage, Pre);
+        for ordered: loop invariant charge: 0 <= n * per;
+        loop invariant sc->period == per;
+        for ordered: loop invariant charge:
+            rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per);
         loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant n; */
     for (u32 n = sc->refill_count; n > 0 && usage >= refill_head(sc)->amount; n--) {
         used_up = true;
         usage -= refill_head(sc)->amount;
+        /* Order: each step moves one refill one period on, so the bound on
+         * the release times drops by one period a step (at most
+         * refill_count steps). */
+        /*@ ghost period_step(n, per); */
         if (single(sc)) {
             set_release(sc, sc->refill_head, refill_head(sc)->release_time + sc->period);
+            /*@ for ordered: assert charge: sc->refill_count == 1 && ring_apart(sc, 0); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per); */
         } else {
             struct refill r = pop_head(sc);
+            /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count ==>
+                      pos_rel(sc, k) == \at(pos_rel(sc, k + 1), LoopCurrent) &&
+                      pos_amt(sc, k) == \at(pos_amt(sc, k + 1), LoopCurrent); */
+            /*@ for ordered: assert charge: ring_apart(sc, 0); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per); */
+            /*@ for ordered: assert charge: r.release_time == \at(pos_rel(sc, 0), LoopCurrent); */
+            /*@ for ordered: assert charge: r.release_time <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per; */
+            /*@ for ordered: assert charge: ring_sum(sc) + r.amount == \at(ring_sum(sc), Pre); */
             r.release_time += sc->period;
+            /*@ for ordered: assert charge: r.release_time <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per; */
             schedule_used(sc, r, min_budget);
+            /*@ for ordered: assert charge: ring_apart(sc, 0); */
+            /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
+                      pos_rel(sc, k) <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per; */
+            /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
+                      pos_rel(sc, k) <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per; */
+            /*@ for ordered: assert charge: pos_rel(sc, sc->refill_count - 1) <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per; */
+            /*@ ghost rel_below_join(sc); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per); */
         }
     }
+    /*@ for ordered: assert charge: ring_apart(sc, 1); */
+    /* Order: the loop left one period of room for the split's chunk. */
+    /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per); */
 
     if (usage > 0) {
         if (usage < refill_head(sc)->amount) {
@@ -507,17 +631,37 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
              * Then the overrun is never taken out of the budget, and the
              * property test finds windows with two overruns in them (budget
              * + 2 x one kernel entry); charged and delayed, at most one. */
+            /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre) && usage <= \at(usage, Pre); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - ring_sum(sc) - sc->period - usage); */
             if (split_check(sc, usage, min_budget))
                 used_up = true;
+            /*@ for ordered: assert charge: ring_apart(sc, 1); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
         } else {
             /* More than a whole pass round the ring: only if charged more
              * than the budget plus an overrun, which the scheduler never
              * does. Delay everything by the excess rather than lose it. */
+            /*@ for ordered: assert charge: \forall integer k; 1 <= k < sc->refill_count ==>
+                                           ring_slot(sc, k) != sc->refill_head; */
+            /*@ for ordered: assert charge: pos_rel(sc, 0) == Refills(sc)[sc->refill_head].release_time; */
+            /*@ for ordered: assert charge: pos_rel(sc, 0) + usage <= UINT64_MAX - \at(ring_sum(sc), Pre); */
             set_release(sc, sc->refill_head, refill_head(sc)->release_time + usage);
+            /*@ for ordered: assert charge: ring_apart(sc, 1); */
+            /*@ for ordered: assert charge: pos_rel(sc, 0) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
+            /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
         }
     }
-
+    /* Order: the split, the overrun's delay and the small-head merge break
+     * the head pair at most; merge_overlapping restores it. */
+    /*@ for ordered: assert charge: ring_apart(sc, 1); */
+    /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
+    /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - ring_sum(sc)); */
+    /* (The small-head merge's precondition, stated before the call: with
+     * the charge facts in its context it timed out at 20 s without.) */
+    /*@ assert refill_invariant(sc); */
+    /*@ assert ring_sum(sc) == \at(ring_sum(sc), Pre); */
     merge_small_head(sc, min_budget, &used_up);
+    /*@ for ordered: assert charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc)); */
     merge_overlapping(sc);
     return used_up;
 }
