@@ -337,6 +337,14 @@ def _parameters(data: dict, path: str, given: dict[str, int]) -> dict[str, Param
     return out
 
 
+def _file_line(v, origin: str) -> tuple[str, int]:
+    """An anchor's ``line = "file.c:NUMBER"``, split."""
+    if not isinstance(v, str) or ":" not in v:
+        raise WcetError(f"{origin}: line must be \"file.c:NUMBER\", got {v!r}")
+    f, _, n = v.rpartition(":")
+    return f, _int(n, "line number", origin)
+
+
 def _int(v, what: str, origin: str) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, str)):
         raise WcetError(f"{origin}: {what} must be an integer, got {v!r}")
@@ -428,12 +436,7 @@ def parse(text: str, path: str = "<annotations>", params: dict[str, int] | None 
         if "address" in ent:
             la.address = _int(ent["address"], "address", origin)
         if "line" in ent:
-            ln = ent["line"]
-            if not isinstance(ln, str) or ":" not in ln:
-                raise WcetError(f"{origin}: line must be \"file.c:NUMBER\", got {ln!r}")
-            f, _, n = ln.rpartition(":")
-            la.file = f
-            la.line = _int(n, "line number", origin)
+            la.file, la.line = _file_line(ent["line"], origin)
             if la.function is None and not la.limit:
                 raise WcetError(f"{origin}: a loop given by line also needs 'function' (or limit = true: "
                                 f"a system limit for that line wherever it is inlined)")
@@ -541,11 +544,7 @@ def _calls(data: dict, path: str) -> list[CallTargets]:
         if "address" in ent:
             ct.address = _int(ent["address"], "address", origin)
         if "line" in ent:
-            ln = ent["line"]
-            if not isinstance(ln, str) or ":" not in ln:
-                raise WcetError(f"{origin}: line must be \"file.c:NUMBER\", got {ln!r}")
-            f, _, n = ln.rpartition(":")
-            ct.file, ct.line = f, _int(n, "line number", origin)
+            ct.file, ct.line = _file_line(ent["line"], origin)
         if "source" in ent:
             if not isinstance(ent["source"], str) or not ent["source"].strip():
                 raise WcetError(f"{origin}: source must be a non-empty text from the call's source line")
