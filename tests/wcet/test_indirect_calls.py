@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import progbuild
-from kairos.cli import main
+from wcet_helpers import one_error_line
 
 pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
@@ -36,22 +36,14 @@ def elf(tmp_path_factory) -> Path:
     return progbuild.build("indirect", tmp_path_factory.mktemp("indirect"))
 
 
-def _one_error_line(capsys, argv: list[str]) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2, err
-    assert len(err) == 1 and "Traceback" not in err[0], err
-    return err[0]
-
-
 def _run(elf: Path, text: str, entries: list[str]):
     from kairos.wcet import annotations, driver
     return driver.run(str(elf), entries, model_name="u54", sp0="__stack_top",
                       annotations=annotations.parse(text, "calls.toml"))
 
 
-def test_unannotated_indirect_call_is_one_error_line(elf: Path, capsys) -> None:
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-q"])
+def test_unannotated_indirect_call_isone_error_line(elf: Path, capsys) -> None:
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-q"])
     assert "indirect call through a5 at 0x" in line and "<apply_hook+0x" in line, line
     assert "add a [[call]] annotation (address = 0x" in line, line
 
@@ -59,7 +51,7 @@ def test_unannotated_indirect_call_is_one_error_line(elf: Path, capsys) -> None:
 def test_annotation_elsewhere_leaves_the_error(elf: Path, capsys, tmp_path: Path) -> None:
     ann = tmp_path / "a.toml"
     ann.write_text('[[call]]\nfunction = "hook_main"\ntargets = ["twice"]\n')
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
     assert "indirect call through a5" in line and "apply_hook" in line, line
 
 
@@ -96,18 +88,18 @@ def test_the_named_target_is_the_one_analysed(elf: Path) -> None:
     ('["twice", "square"]', "with 2 targets: only one target per call site is supported"),
     ('[]', "targets must be a non-empty list"),
 ])
-def test_bad_call_annotation_is_one_error_line(elf: Path, capsys, tmp_path: Path, targets: str,
+def test_bad_call_annotation_isone_error_line(elf: Path, capsys, tmp_path: Path, targets: str,
                                                message: str) -> None:
     ann = tmp_path / "bad.toml"
     ann.write_text(f'[[call]]\nfunction = "apply_hook"\ntargets = {targets}\n')
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
     assert "bad.toml call #1" in line and message in line, line
 
 
 def test_call_annotation_needs_a_place(elf: Path, capsys, tmp_path: Path) -> None:
     ann = tmp_path / "bad.toml"
     ann.write_text('[[call]]\ntargets = ["twice"]\n')
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "hook_main", "-a", str(ann), "-q"])
     assert "give 'address' or 'function'" in line, line
 
 

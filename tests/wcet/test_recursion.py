@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import progbuild
-from kairos.cli import main
+from wcet_helpers import one_error_line
 
 pytestmark = pytest.mark.usefixtures("private_solver_cache")
 
@@ -91,27 +91,19 @@ def _runs(elf: Path, an, entry: str):
     return out
 
 
-def _one_error_line(capsys, argv: list[str]) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2, err
-    assert len(err) == 1 and "Traceback" not in err[0], err
-    return err[0]
-
-
-def test_unbounded_recursion_is_one_error_line(elf: Path, capsys) -> None:
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "sort_main", "-q"])
+def test_unbounded_recursion_isone_error_line(elf: Path, capsys) -> None:
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "sort_main", "-q"])
     assert "recursion without a bound: qsort_range -> qsort_range" in line, line
     assert '[[recursion]] annotation (function = "qsort_range", calls = N' in line, line
 
 
 def test_unbounded_mutual_recursion_names_the_cycle(elf: Path, capsys, tmp_path: Path) -> None:
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "ping_main", "-q"])
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "ping_main", "-q"])
     assert "ping -> pong -> ping" in line, line
     # a bound on another function's recursion does not cover this cycle
     ann = tmp_path / "a.toml"
     ann.write_text('[[recursion]]\nfunction = "fib"\ncalls = 177\n')
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "ping_main", "-a", str(ann), "-q"])
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "ping_main", "-a", str(ann), "-q"])
     assert "recursion without a bound: ping -> pong -> ping" in line, line
 
 
@@ -167,11 +159,11 @@ def test_too_small_bound_is_refuted_by_a_run(elf: Path) -> None:
     ('[[recursion]]\ncalls = 3\n', "needs function"),
     ('[[recursion]]\nfunction = "fib"\ncalls = 3\ndepth = 2\n', "unknown field(s) depth"),
 ])
-def test_bad_recursion_annotation_is_one_error_line(elf: Path, capsys, tmp_path: Path, text: str,
+def test_bad_recursion_annotation_isone_error_line(elf: Path, capsys, tmp_path: Path, text: str,
                                                     message: str) -> None:
     ann = tmp_path / "bad.toml"
     ann.write_text(text)
-    line = _one_error_line(capsys, ["wcet", str(elf), "-e", "fib_main", "-a", str(ann), "-q"])
+    line = one_error_line(capsys, ["wcet", str(elf), "-e", "fib_main", "-a", str(ann), "-q"])
     assert "bad.toml recursion #1" in line and message in line, line
 
 

@@ -85,3 +85,14 @@ def loop_of(program, func: str, index: int):
     from kairos.wcet.loops import find_loops
     fo = find_loops(program.function(func))
     return fo, sorted(fo.loops, key=lambda lp: lp.header)[index]
+
+
+def one_error_line(capsys, argv: list[str]) -> str:
+    """Run `kairos ARGV`; it must exit 2 with exactly one error line and no
+    traceback, which is returned."""
+    from kairos.cli import main
+    rc = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2, err
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
