@@ -324,3 +324,40 @@ def test_stop_functions_are_analysed_without_their_bodies(tmp_path: Path) -> Non
         got = [driver.run(str(elf), ["checked"], model, stop_at=["panic_"], prune_stops=p).results[0].bound
                for p in (True, False)]
         assert 0 < got[0] <= got[1] and (model == "u54" or got[0] == got[1]), (model, got)
+
+
+POLL_SRC = r"""
+volatile int sink;
+int buf[64];
+
+__attribute__((noinline)) void poll_(void) { sink = 1; }
+
+__attribute__((noinline)) int work(int n)
+{
+    for (int i = 0; i < 16; i++) {
+        buf[i] = n;
+        poll_();
+        if (sink == n)
+            break;
+    }
+    return buf[3];
+}
+
+int main(void) { return work(sink); }
+"""
+
+
+def test_stop_at_a_call_inside_a_loop(tmp_path: Path, capsys) -> None:
+    """A stop function called in a loop's body cuts every way to the loop's
+    back edge and exit: the cache analysis must not transfer those blocks
+    (their entry state is unreachable), where it used to stop with an
+    internal error (a poll function as --stop-at on the kernel)."""
+    elf = build(tmp_path, "poll", POLL_SRC)
+    out = tmp_path / "poll.json"
+    for model in ("u54", "simple"):
+        assert main(["wcet", str(elf), "-e", "work", "-m", model, "--stop-at", "poll_",
+                     "--json", str(out), "-q"]) == 0, capsys.readouterr().err
+        stopped = json.loads(out.read_text())["entries"][0]
+        assert main(["wcet", str(elf), "-e", "work", "-m", model, "--json", str(out), "-q"]) == 0
+        full = json.loads(out.read_text())["entries"][0]
+        assert 0 < stopped["bound_cycles"] < full["bound_cycles"], (model, stopped, full)

@@ -1673,7 +1673,14 @@ class _Analysis:
             visits += 1
             if visits > limit:
                 raise WcetError("micro-architectural analysis did not converge")
-            out = self.transfer(self.nodes[i], instate[i]).out
+            state = instate[i]
+            if state is None:
+                # A loop's exit source pushed again when the loop's entry
+                # state changed, but not reached yet on any path (or never:
+                # a `--stop-at` call may cut every way into it). It is
+                # transferred once a way into it is found.
+                continue
+            out = self.transfer(self.nodes[i], state).out
             for t in self.succ[i]:
                 st = out
                 al = acts.get((i, t))
