@@ -361,3 +361,20 @@ def test_stop_at_a_call_inside_a_loop(tmp_path: Path, capsys) -> None:
         assert main(["wcet", str(elf), "-e", "work", "-m", model, "--json", str(out), "-q"]) == 0
         full = json.loads(out.read_text())["entries"][0]
         assert 0 < stopped["bound_cycles"] < full["bound_cycles"], (model, stopped, full)
+
+
+def test_quiet_run_prints_nothing(elf: Path, tmp_path: Path) -> None:
+    """`-q` prints nothing on the standard output, in a fresh process, where
+    the ILP solver's library announces itself when its first instance is
+    made (HiGHS 1.16); `--json /dev/stdout` output is then one JSON document."""
+    import subprocess
+    import sys
+    code = "import sys; from kairos.cli import main; sys.exit(main(sys.argv[1:]))"
+    quiet = subprocess.run([sys.executable, "-c", code, "wcet", str(elf), "-e", "dispatch", "-q",
+                            "--json", str(tmp_path / "q.json")], capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == ""
+    doc = subprocess.run([sys.executable, "-c", code, "wcet", str(elf), "-e", "dispatch", "-q", "--json", "/dev/stdout"],
+                         capture_output=True, text=True, timeout=300)
+    assert doc.returncode == 0, doc.stderr
+    assert json.loads(doc.stdout)["entries"][0]["bound_cycles"] > 0

@@ -57,6 +57,8 @@ flow, loops shown with their iteration counts.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -594,6 +596,25 @@ def _balance_rows(g: InlinedGraph, rows: _Rows) -> None:
         rows.add(terms + [(se, -1.0) for se in below[cctx]], -INF, 0.0)
 
 
+def _quiet_highs(highspy):
+    """A new HiGHS instance. HiGHS 1.16 prints its banner on the standard
+    output when the first instance is made, before any option can be set
+    (`output_flag` silences only what comes later); that would end up in
+    `-q` output and in a `--json -` document. So the process's file
+    descriptor 1 points at /dev/null while the instance is made."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                return highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+    finally:
+        os.close(saved)
+
+
 def _highs(col_cost: np.ndarray, rows: _Rows, time_limit: float):
     """The integer program (maximise ``col_cost``, non-negative integer
     edge counts) loaded into a HiGHS instance."""
@@ -614,7 +635,7 @@ def _highs(col_cost: np.ndarray, rows: _Rows, time_limit: float):
     lp.a_matrix_.value_ = np.array(rows.value, dtype=float)
     lp.sense_ = highspy.ObjSense.kMaximize
     lp.integrality_ = [highspy.HighsVarType.kInteger] * n_edges
-    h = highspy.Highs()
+    h = _quiet_highs(highspy)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", 0.0)
