@@ -25,8 +25,9 @@ static inline bool reply_cap_can_grant(cap_t c) { return cap_field_a(c) & 1; }
 /* The send side for thread t (running, or raising a fault) on endpoint cap
  * c (which has Write): seL4's sendIPC. call: a reply is wanted; can_donate:
  * t's SC may go to a receiver without one (Call, NBSendRecv, NBSendWait,
- * fault messages). */
-void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate);
+ * fault messages). Returns true if t's SC went with a non-call message to
+ * a passive receiver (t then has none). */
+bool endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate);
 /* Send t's fault (t->fault, not FAULT_NULL) to the handler endpoint cap c:
  * blocking, like a Call; the receiver gets the fault message directly
  * (fault_transfer), the normal-message path is not involved. can_donate:

@@ -100,6 +100,11 @@ struct tcb {
     /* Queued in a slot whose key comes before its own (release.h
      * "deferred"): its own key is release_time, release_seq below. */
     bool release_deferred;
+    /* The send phase of its ReplyRecv, NBSendRecv or NBSendWait is done and
+     * the poll between the phases was taken (syscall.c): re-executing that
+     * ecall does only the receive. Cleared when it does, and wherever the
+     * thread's registers or restart point are changed from outside. */
+    bool send_done;
     /* While blocked on a notification (or, with IPC, an endpoint): the
      * object whose wait queue it is in (queue.h; the links above). */
     void *blocking_object;

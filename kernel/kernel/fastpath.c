@@ -172,8 +172,10 @@ void fastpath_reply_recv(void)
 {
     struct tcb *t = current_thread;
     word_t info = t->ctx.x[REG_A1];
+    /* send_done: the call stopped after a send phase that was not a reply;
+     * its re-execution is only the receive (syscall.c). */
     if (!fastpath_enabled || !fast_message(info) || t->fault.type != FAULT_NULL || t->bound_notification ||
-        !fast_time(t))
+        t->send_done || !fast_time(t))
         handle_syscall((word_t)seL4_SysReplyRecv);
     /* The reply: a caller without an SC of its own waits on r, and r is the
      * top of the call stack of the SC t runs on (the SC goes back). */

@@ -258,6 +258,10 @@ bool fault_handle_reply(struct tcb *t, struct tcb *replier)
     }
     case FAULT_TIMEOUT: {
         word_t n = len < 32 ? len : 32;
+        /* A timeout fault taken where a call stopped between its phases
+         * is re-executed (send_done): new registers make it a new call. */
+        if (n > 0)
+            t->send_done = false;
         for (word_t i = 0; i < n; i++) {
             word_t v = reply_word(replier, i);
             if (i == 0)

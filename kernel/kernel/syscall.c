@@ -130,9 +130,36 @@ static bool invoke_object(struct invocation *inv, unsigned flags)
     return true;
 }
 
+/* The preemption point between the send and the receive phase of
+ * ReplyRecv, NBSendRecv and NBSendWait, after any send phase but a reply
+ * or an endpoint send that lent the caller's SC (Blackham's preemption
+ * points, RTSS 2011: a composed call is two regions, not one). Returns true
+ * if the receive follows now. If an interrupt is pending the call stops
+ * here, as a preempted operation does: the thread re-executes its ecall
+ * later, and `send_done` makes that do only the receive, so the send is
+ * done once. A reply or a lending send is not followed by this poll: the
+ * caller (a passive server) has given its SC away and could not run again
+ * to do its receive. The choice is by the path the send took (the cap's
+ * type, the send's result), so the WCET analysis sees it as two paths. A
+ * send phase that takes the caller's SC some other way (an invocation that
+ * unbinds or deletes its own SC) is followed by the poll: if it is taken,
+ * the caller waits, stopped before its receive, until it has an SC again
+ * (docs/ipc.md "Preemption between the phases"). */
+static bool poll_between_phases(struct tcb *t)
+{
+    if (likely(!preemption_point()))
+        return true;
+    t->send_done = true;
+    t->ctx.pc = t->ctx.fault_ip;
+    debug_counters[KAIROS_COUNTER_PREEMPTION_RESTARTS]++;
+    handle_pending_interrupts();
+    return false;
+}
+
 /* Invoke the cap at cptr with the message in a1-a5 (and the IPC buffer).
- * Returns false if a long operation was preempted: the system call will be
- * re-executed, so a receive phase must not follow. */
+ * Returns false if a long operation was preempted, or, in a first phase,
+ * the poll after it was taken: the system call will be re-executed, so a
+ * receive phase must not follow. */
 static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
 {
     word_t info = t->ctx.x[REG_A1];
@@ -185,8 +212,10 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
      * reply, except the empty success of Call on a reply cap (c.2). */
     cap_t c = slot->cap;
     if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE)) {
-        endpoint_send(t, c, flags & INVOKE_BLOCKING, flags & INVOKE_CALL, flags & INVOKE_CAN_DONATE);
-        return true;
+        bool lent = endpoint_send(t, c, flags & INVOKE_BLOCKING, flags & INVOKE_CALL, flags & INVOKE_CAN_DONATE);
+        /* A send that lent the caller's SC is not followed by the poll: the
+         * caller would have no SC to run on to do its receive. */
+        return !(flags & INVOKE_FIRST_PHASE) || lent || poll_between_phases(t);
     }
     if (cap_type(c) == CAP_REPLY) {
         do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
@@ -202,7 +231,21 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
     inv.cap = c;
     inv.call = flags & INVOKE_CALL;
     inv.n_reply = 0;
-    return invoke_object(&inv, flags);
+    if (!invoke_object(&inv, flags))
+        return false;
+    return !(flags & INVOKE_FIRST_PHASE) || poll_between_phases(t);
+}
+
+/* The send phase of ReplyRecv, NBSendRecv and NBSendWait on the cap at
+ * cptr; true if the receive follows now. A thread whose call stopped at
+ * the poll between the phases (send_done) goes straight to its receive. */
+static bool send_phase(struct tcb *t, cptr_t cptr)
+{
+    if (unlikely(t->send_done)) {
+        t->send_done = false;
+        return true;
+    }
+    return handle_invocation(t, cptr, INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE);
 }
 
 /* The receive phase (seL4's handleRecv) on the cap at a0. A notification
@@ -305,18 +348,20 @@ void handle_syscall(word_t number)
         handle_recv(t, number, false);
         break;
     /* Send phase, then receive (seL4's handleSyscall): the send is non-blocking
-     * and never replies (a failed lookup or a decode error is silent); only
-     * a preempted send stops the receive, and the whole call restarts. */
+     * and never replies (a failed lookup or a decode error is silent). A
+     * preempted send restarts the whole call; a send that completed is
+     * followed by a preemption point unless it was a reply, and a call
+     * stopped there does only its receive when re-executed (send_phase). */
     case seL4_SysReplyRecv:
-        if (handle_invocation(t, t->ctx.x[REG_A6], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
+        if (send_phase(t, t->ctx.x[REG_A6]))
             handle_recv(t, number, true);
         break;
     case seL4_SysNBSendRecv:
-        if (handle_invocation(t, t->ctx.x[REG_T0], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
+        if (send_phase(t, t->ctx.x[REG_T0]))
             handle_recv(t, number, true);
         break;
     case seL4_SysNBSendWait:
-        if (handle_invocation(t, t->ctx.x[REG_A6], INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE))
+        if (send_phase(t, t->ctx.x[REG_A6]))
             handle_recv(t, number, true);
         break;
     case seL4_SysYield:

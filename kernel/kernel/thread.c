@@ -490,6 +490,9 @@ void thread_suspend(struct tcb *t)
      * instruction it was interrupted at) later: FaultIP := NextIP. */
     if (t->state == THREAD_RUNNING)
         t->ctx.fault_ip = t->ctx.pc;
+    /* A call stopped between its phases is re-executed whole once resumed,
+     * as seL4 restarts a thread suspended in its receive phase. */
+    t->send_done = false;
     thread_set_state(t, THREAD_INACTIVE);
 }
 

@@ -247,14 +247,14 @@ static void await_reply(struct tcb *t, struct tcb *dest, struct reply *r, word_t
         thread_set_state_unqueued(t, THREAD_INACTIVE); /* current or faulting: in no queue */
 }
 
-void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate)
+bool endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_donate)
 {
     struct endpoint *ep = endpoint_from_cap(c);
     word_t rights = cap_rights(c);
     if (!ep_has_receivers(ep)) {
         if (blocking)
             block_sender(t, ep, c, call);
-        return; /* NBSend with nobody waiting: dropped (k.4) */
+        return false; /* NBSend with nobody waiting: dropped (k.4) */
     }
 #if CONFIG_INVARIANT_CHECKS
     kassert(t->fault.type == FAULT_NULL); /* a running thread has no fault: sends are normal */
@@ -262,13 +262,16 @@ void endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_do
     struct reply *r;
     struct tcb *dest = take_receiver(ep, &r);
     do_normal_transfer(t, ep, cap_badge(c), rights & RIGHT_GRANT, dest);
+    bool lent = false;
     if (call) {
         await_reply(t, dest, r, rights, can_donate);
     } else if (can_donate && !dest->sc && t->sc) {
         /* NBSendRecv / NBSendWait handing its SC to a passive server (k.4). */
         sched_context_donate(t->sc, dest);
+        lent = true;
     }
     wake(dest);
+    return lent;
 }
 
 void endpoint_send_fault(struct tcb *t, cap_t c, bool can_donate)

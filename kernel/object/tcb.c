@@ -38,8 +38,12 @@ static word_t get_user_reg(const struct tcb *t, word_t k)
     return k == 0 ? t->ctx.fault_ip : t->ctx.x[user_reg_order[k]];
 }
 
+/* A register written from outside: a call stopped between its phases
+ * (send_done) is re-executed whole with what is now in the registers, as
+ * in seL4, where the thread would have been waiting in its receive. */
 static void set_user_reg(struct tcb *t, word_t k, word_t v)
 {
+    t->send_done = false;
     if (k == 0)
         t->ctx.fault_ip = v;
     else

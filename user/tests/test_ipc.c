@@ -783,6 +783,63 @@ KTEST(ipc, nbsendrecv_lends_the_sc_to_a_passive_receiver)
     kt_threads_cleanup();
 }
 
+/* The poll between the phases (docs/ipc.md "Preemption between the
+ * phases"): after a send phase that is not a reply, NBSendRecv, ReplyRecv
+ * and NBSendWait take a preemption point; if it finds an interrupt pending
+ * the caller re-executes its ecall later and does only the receive. With
+ * the boot argument preempt=force (tests/test_ktest.py) every third poll
+ * is taken, so some of the rounds below stop there.
+ *
+ * Echo receivers: Recv on ep (a0), log MR0 in order[], Send MR0 + 0x1000
+ * on back (a1), again. Two of them wait on ep, so a send phase done twice
+ * would wake the second as well: it would log a value twice and leave an
+ * extra message queued on back for the next round. */
+static void echo_once_more(seL4_Word ep, seL4_Word back, seL4_Word reply)
+{
+    for (;;) {
+        kt_regs_t r = kt_syscall(seL4_SysRecv, sentinel_regs(ep, reply));
+        seL4_Word i = n_order;
+        if (i < 8)
+            order[i] = r.a2;
+        n_order = i + 1;
+        kt_regs_t out = {back, info(3, 1), r.a2 + 0x1000, 0, 0, 0, 0, 0};
+        kt_syscall(seL4_SysSend, out);
+    }
+}
+
+KTEST(ipc, send_receive_calls_send_once_when_stopped_between_phases)
+{
+    kt_threads_cleanup();
+    reset_log();
+    kt_root_prio(100);
+    seL4_CPtr ep = make_ep(), back = make_ep(), reply = make_reply();
+    for (int k = 0; k < 2; k++) {
+        kt_thread_t *t = kt_thread_new(150, true, false);
+        kt_thread_start(t, echo_once_more, ep, back, make_reply());
+    }
+    seL4_Word restarts = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS);
+    const seL4_Word rounds = 6;
+    for (seL4_Word i = 0; i < rounds; i++) {
+        /* NBSendRecv: destination in t0, source a0, reply a6. */
+        kt_regs_t r = {back, info(1, 1), 0x70 + i, 0, 0, 0, reply, ep};
+        kt_regs_t got_back = kt_syscall(seL4_SysNBSendRecv, r);
+        KASSERT_EQ(got_back.a1 >> 12, 3);
+        KASSERT_EQ(got_back.a2, 0x1070 + i); /* this round's answer, not a stale one */
+        KASSERT_EQ(n_order, i + 1);           /* one receiver woken per round */
+        KASSERT_EQ(order[i], 0x70 + i);
+    }
+    /* Nothing more is queued on back: a non-blocking receive finds nobody. */
+    kt_regs_t r = kt_syscall(seL4_SysNBRecv, sentinel_regs(back, reply));
+    KASSERT_EQ(r.a2, S2);
+    restarts = kairos_debug_counter(KAIROS_COUNTER_PREEMPTION_RESTARTS) - restarts;
+    char v[8];
+    if (kairos_arg_get(kairos_bootargs(), "preempt", v, sizeof(v)) && v[0] == 'f')
+        KASSERT(restarts >= 1); /* forced: some round did stop between its phases */
+    else
+        KASSERT_EQ(restarts, 0);
+    kt_threads_cleanup();
+}
+
 /* ---- measurements ------------------------------------------------------ */
 
 static inline seL4_Word rdinstret(void)
