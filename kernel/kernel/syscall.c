@@ -156,66 +156,80 @@ static bool poll_between_phases(struct tcb *t)
     return false;
 }
 
-/* Invoke the cap at cptr with the message in a1-a5 (and the IPC buffer).
- * Returns false if a long operation was preempted, or, in a first phase,
- * the poll after it was taken: the system call will be re-executed, so a
- * receive phase must not follow. */
-static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
+/* The caps of an invocation of the cap at cptr with the message in a1-a5
+ * (and the IPC buffer): the invoked slot, and the extra caps with the
+ * message's length and label in inv. Returns NULL if a lookup failed (a
+ * cap fault if blocking; nothing for NBSend and send phases). */
+static ALWAYS_INLINE cte_t *invocation_caps(struct tcb *t, cptr_t cptr, unsigned flags, struct invocation *inv)
 {
     word_t info = t->ctx.x[REG_A1];
     cte_t *slot = cspace_walk(t->slots[TCB_SLOT_CSPACE].cap, cptr, CONFIG_MAX_CSPACE_DEPTH); /* lookup_slot, inline */
     if (!slot) {
         if (flags & INVOKE_BLOCKING)
             cap_fault(t, cptr, false);
-        return true;
+        return NULL;
     }
     /* Every field is set, none twice (a zero-initialiser would be a memset
      * of the whole structure on every invocation). The IPC buffer is found
      * only when the message needs it: extra caps or more than the register
      * words. Without a buffer there are no extra caps and at most the
      * register words. */
-    struct invocation inv;
-    inv.caller = t;
-    inv.label = msginfo_label(info);
-    inv.length = msginfo_length(info);
+    inv->caller = t;
+    inv->label = msginfo_label(info);
+    inv->length = msginfo_length(info);
     /* The extra-cap count lives in a local: inv's address is taken, so a
      * count kept only in inv would be reloaded after every lookup call and
      * the two loops below would lose their visible bound (at most
      * MSG_MAX_EXTRA_CAPS, from the message info's two bits). */
     word_t n_extra = msginfo_extra_caps(info);
     word_t *buf = NULL;
-    if (n_extra != 0 || inv.length > NUM_MSG_REGISTERS) {
+    if (n_extra != 0 || inv->length > NUM_MSG_REGISTERS) {
         buf = ipc_buffer_kptr(t);
         if (!buf) {
             n_extra = 0;
-            if (inv.length > NUM_MSG_REGISTERS)
-                inv.length = NUM_MSG_REGISTERS;
+            if (inv->length > NUM_MSG_REGISTERS)
+                inv->length = NUM_MSG_REGISTERS;
         }
     }
     /* Extra caps are looked up before decoding, as seL4 does: a failed
      * lookup is a cap fault (or nothing for NBSend), an empty slot is passed
      * on as a null cap for the decoder to reject. */
-    inv.n_extra = n_extra;
+    inv->n_extra = n_extra;
     for (word_t i = 0; i < n_extra; i++) {
         cptr_t extra = buf[BUF_CAPS + i]; /* caps_or_badges[i] */
         cte_t *s = lookup_slot(t, extra);
         if (!s) {
             if (flags & INVOKE_BLOCKING)
                 cap_fault(t, extra, false);
-            return true;
+            return NULL;
         }
-        inv.extra_slot[i] = s;
-        inv.extra[i] = s->cap;
+        inv->extra_slot[i] = s;
+        inv->extra[i] = s->cap;
     }
+    for (word_t i = n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
+        inv->extra_slot[i] = NULL;
+        inv->extra[i] = cap_null();
+    }
+    inv->slot = slot;
+    inv->cap = slot->cap;
+    inv->call = flags & INVOKE_CALL;
+    inv->n_reply = 0;
+    return slot;
+}
 
+/* Invoke the cap at cptr (Call, Send, NBSend). Returns false if a long
+ * operation was preempted: the system call will be re-executed. */
+static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
+{
+    struct invocation inv;
+    if (!invocation_caps(t, cptr, flags, &inv))
+        return true;
     /* IPC (G5): an endpoint send, or a reply. Neither writes an invocation
      * reply, except the empty success of Call on a reply cap (c.2). */
-    cap_t c = slot->cap;
+    cap_t c = inv.cap;
     if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE)) {
-        bool lent = endpoint_send(t, c, flags & INVOKE_BLOCKING, flags & INVOKE_CALL, flags & INVOKE_CAN_DONATE);
-        /* A send that lent the caller's SC is not followed by the poll: the
-         * caller would have no SC to run on to do its receive. */
-        return !(flags & INVOKE_FIRST_PHASE) || lent || poll_between_phases(t);
+        endpoint_send(t, c, flags & INVOKE_BLOCKING, flags & INVOKE_CALL, flags & INVOKE_CAN_DONATE);
+        return true;
     }
     if (cap_type(c) == CAP_REPLY) {
         do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
@@ -223,29 +237,7 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
             reply_success(t, 0);
         return true;
     }
-    for (word_t i = n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
-        inv.extra_slot[i] = NULL;
-        inv.extra[i] = cap_null();
-    }
-    inv.slot = slot;
-    inv.cap = c;
-    inv.call = flags & INVOKE_CALL;
-    inv.n_reply = 0;
-    if (!invoke_object(&inv, flags))
-        return false;
-    return !(flags & INVOKE_FIRST_PHASE) || poll_between_phases(t);
-}
-
-/* The send phase of ReplyRecv, NBSendRecv and NBSendWait on the cap at
- * cptr; true if the receive follows now. A thread whose call stopped at
- * the poll between the phases (send_done) goes straight to its receive. */
-static bool send_phase(struct tcb *t, cptr_t cptr)
-{
-    if (unlikely(t->send_done)) {
-        t->send_done = false;
-        return true;
-    }
-    return handle_invocation(t, cptr, INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE);
+    return invoke_object(&inv, flags);
 }
 
 /* The receive phase (seL4's handleRecv) on the cap at a0. A notification
@@ -299,6 +291,41 @@ static void handle_recv(struct tcb *t, word_t number, bool blocking)
     }
 }
 
+/* ReplyRecv, NBSendRecv and NBSendWait: the send phase on the cap at cptr
+ * (handle_invocation's cases for a non-blocking send that never replies),
+ * then the receive. The poll between the phases follows every send phase
+ * that completed, except a reply and an endpoint send that lent the
+ * caller's SC. The reply and the endpoint send are done here rather than
+ * in handle_invocation, and each way into the receive is its own branch,
+ * so that which sends skip the poll is a matter of the path taken: the
+ * WCET analysis may share one analysis of handle_invocation among its
+ * callers (losing which call it serves) and does not tie a returned value
+ * to the path that returned it. Any other object is invoked through
+ * handle_invocation, which looks its caps up again (rare in a send phase),
+ * so that the large tree of object invocations keeps a single caller. A
+ * thread whose call stopped at the poll (send_done) goes straight to its
+ * receive. A failed lookup or a refused cap does nothing, as in seL4's
+ * first phase, and the receive follows. */
+static void send_receive(struct tcb *t, word_t number, cptr_t cptr)
+{
+    const unsigned flags = INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE;
+    bool receive = true;
+    struct invocation inv;
+    if (unlikely(t->send_done)) {
+        t->send_done = false;
+    } else if (invocation_caps(t, cptr, flags, &inv)) {
+        cap_t c = inv.cap;
+        if (cap_type(c) == CAP_REPLY)
+            do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
+        else if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE))
+            receive = endpoint_send(t, c, false, false, true) || poll_between_phases(t);
+        else
+            receive = handle_invocation(t, cptr, flags) && poll_between_phases(t);
+    }
+    if (receive)
+        handle_recv(t, number, true);
+}
+
 static void unknown_syscall(struct tcb *t, word_t number)
 {
     struct fault f = fault_new(FAULT_UNKNOWN_SYSCALL, t->ctx.fault_ip);
@@ -350,19 +377,15 @@ void handle_syscall(word_t number)
     /* Send phase, then receive (seL4's handleSyscall): the send is non-blocking
      * and never replies (a failed lookup or a decode error is silent). A
      * preempted send restarts the whole call; a send that completed is
-     * followed by a preemption point unless it was a reply, and a call
-     * stopped there does only its receive when re-executed (send_phase). */
+     * followed by a preemption point unless it was a reply or lent the SC,
+     * and a call stopped there does only its receive when re-executed
+     * (send_receive). */
     case seL4_SysReplyRecv:
-        if (send_phase(t, t->ctx.x[REG_A6]))
-            handle_recv(t, number, true);
+    case seL4_SysNBSendWait:
+        send_receive(t, number, t->ctx.x[REG_A6]);
         break;
     case seL4_SysNBSendRecv:
-        if (send_phase(t, t->ctx.x[REG_T0]))
-            handle_recv(t, number, true);
-        break;
-    case seL4_SysNBSendWait:
-        if (send_phase(t, t->ctx.x[REG_A6]))
-            handle_recv(t, number, true);
+        send_receive(t, number, t->ctx.x[REG_T0]);
         break;
     case seL4_SysYield:
         sched_yield(t); /* round robin: behind its equals; sporadic: gives up the head refill */
