@@ -206,7 +206,14 @@ static ALWAYS_INLINE cte_t *invocation_caps(struct tcb *t, cptr_t cptr, unsigned
         inv->extra_slot[i] = s;
         inv->extra[i] = s->cap;
     }
-    for (word_t i = n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
+    return slot;
+}
+
+/* The rest of inv for an object invocation (invoke_object); IPC sends and
+ * replies do not read it, so they return before it is written. */
+static ALWAYS_INLINE void invocation_finish(struct invocation *inv, cte_t *slot, unsigned flags)
+{
+    for (word_t i = inv->n_extra; i < MSG_MAX_EXTRA_CAPS; i++) {
         inv->extra_slot[i] = NULL;
         inv->extra[i] = cap_null();
     }
@@ -214,7 +221,6 @@ static ALWAYS_INLINE cte_t *invocation_caps(struct tcb *t, cptr_t cptr, unsigned
     inv->cap = slot->cap;
     inv->call = flags & INVOKE_CALL;
     inv->n_reply = 0;
-    return slot;
 }
 
 /* Invoke the cap at cptr (Call, Send, NBSend). Returns false if a long
@@ -222,11 +228,12 @@ static ALWAYS_INLINE cte_t *invocation_caps(struct tcb *t, cptr_t cptr, unsigned
 static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
 {
     struct invocation inv;
-    if (!invocation_caps(t, cptr, flags, &inv))
+    cte_t *slot = invocation_caps(t, cptr, flags, &inv);
+    if (!slot)
         return true;
     /* IPC (G5): an endpoint send, or a reply. Neither writes an invocation
      * reply, except the empty success of Call on a reply cap (c.2). */
-    cap_t c = inv.cap;
+    cap_t c = slot->cap;
     if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE)) {
         endpoint_send(t, c, flags & INVOKE_BLOCKING, flags & INVOKE_CALL, flags & INVOKE_CAN_DONATE);
         return true;
@@ -237,6 +244,7 @@ static bool handle_invocation(struct tcb *t, cptr_t cptr, unsigned flags)
             reply_success(t, 0);
         return true;
     }
+    invocation_finish(&inv, slot, flags);
     return invoke_object(&inv, flags);
 }
 
@@ -309,12 +317,15 @@ static void handle_recv(struct tcb *t, word_t number, bool blocking)
 static void send_receive(struct tcb *t, word_t number, cptr_t cptr)
 {
     const unsigned flags = INVOKE_FIRST_PHASE | INVOKE_CAN_DONATE;
-    bool receive = true;
     struct invocation inv;
-    if (unlikely(t->send_done)) {
+    cte_t *slot = NULL;
+    if (unlikely(t->send_done))
         t->send_done = false;
-    } else if (invocation_caps(t, cptr, flags, &inv)) {
-        cap_t c = inv.cap;
+    else
+        slot = invocation_caps(t, cptr, flags, &inv);
+    bool receive = true;
+    if (slot) { /* none: the send was done before the poll, or a lookup failed */
+        cap_t c = slot->cap;
         if (cap_type(c) == CAP_REPLY)
             do_reply_transfer(t, reply_from_cap(c), reply_cap_can_grant(c));
         else if (cap_type(c) == CAP_ENDPOINT && (cap_rights(c) & RIGHT_WRITE))
