@@ -21,6 +21,22 @@
  *   long_messages     Call/ReplyRecv with the longest message (120 words)
  *   deep_cspace       a thread whose CSpace is a chain of DEPTH CNodes
  *                     invokes a cap at the bottom
+ *   cap_transfer      Call and ReplyRecv with 120 words and extra caps: one
+ *                     transferred into the receiver's slot, the others
+ *                     endpoint caps whose badges are unwrapped
+ *   long_queue        NT_ALL threads wait on one endpoint; each in turn is
+ *                     raised above all the others, so that its re-insertion
+ *                     walks the whole wait queue from its tail (queue.c)
+ *
+ * Placement (docs/wcet.md "Checked against reality"): the WCET bound
+ * assumes that any two objects at unknown addresses may share L1 sets (the
+ * U54's L1s replace randomly, so the analysis keeps one sure way of 4 KiB:
+ * docs/processor-model.md §3). A user decides where its objects lie by how
+ * it retypes them, so this task places them as an adversary would: every
+ * object smaller than a page is retyped into a 4 KiB untyped of its own and
+ * so starts at a page boundary; TCBs, SCs, endpoints, notifications, reply
+ * objects and IPC buffers then all begin in L1 set 0, and the same field of
+ * any two of them is in the same set.
  */
 #include <sel4/sel4.h>
 #include <stdbool.h>
@@ -34,7 +50,9 @@
 #define PRIO_WORKER 100
 #define LONG_US 5000000ul
 
-#define NT 16            /* worker threads: queue and release-queue length */
+#define NT 16            /* worker threads of most scenarios: queue and release-queue length */
+#define NT_ALL 40        /* worker threads in all (long_queue): with the root 41 of CONFIG_MAX_THREADS = 64 TCBs */
+#define PAGE_BITS 12     /* an L1 way of the U54: 4 KiB, 64 sets of 64-byte lines */
 #define STACK_WORDS 512
 #define DEPTH 4          /* CNode levels of the deep CSpace (8 bits each): the kernel allows CONFIG_MAX_CSPACE_DEPTH = 4 */
 #define MSG_WORDS 120    /* seL4_MsgMaxLength */
@@ -126,7 +144,53 @@ static seL4_CPtr make_from(seL4_CPtr untyped, seL4_Word type, seL4_Word size_bit
     return s;
 }
 
-static seL4_CPtr make(seL4_Word type, seL4_Word size_bits) { return make_from(ram_untyped, type, size_bits); }
+/* Page-sized untypeds made ahead, PAGE_BATCH at a time (one Retype each
+ * batch: fewer kernel runs for the single-stepping capture). */
+#define PAGE_BATCH 32
+static seL4_CPtr page_ut_next, page_ut_end;
+
+static seL4_CPtr page_untyped(void)
+{
+    if (page_ut_next == page_ut_end) {
+        if (slot_end - next_slot < PAGE_BATCH)
+            fail("out of CNode slots", next_slot);
+        check(seL4_Untyped_Retype(ram_untyped, seL4_UntypedObject, PAGE_BITS, ROOT, 0, 0, next_slot, PAGE_BATCH),
+              "Untyped_Retype (pages)");
+        page_ut_next = next_slot;
+        next_slot += PAGE_BATCH;
+        page_ut_end = next_slot;
+    }
+    return page_ut_next++;
+}
+
+/* The object's size in bytes as a power of two: the types this task makes. */
+static seL4_Word object_bits(seL4_Word type, seL4_Word size_bits)
+{
+    switch (type) {
+    case seL4_TCBObject:
+        return seL4_TCBBits;
+    case seL4_EndpointObject:
+        return seL4_EndpointBits;
+    case seL4_NotificationObject:
+        return seL4_NotificationBits;
+    case seL4_ReplyObject:
+        return seL4_ReplyBits;
+    case seL4_SchedContextObject:
+        return size_bits;
+    case seL4_CapTableObject:
+        return size_bits + seL4_SlotBits;
+    default:
+        return PAGE_BITS; /* pages, page tables: page-aligned anyway */
+    }
+}
+
+/* Every object below a page at a page boundary (the placement above). */
+static seL4_CPtr make(seL4_Word type, seL4_Word size_bits)
+{
+    if (object_bits(type, size_bits) < PAGE_BITS)
+        return make_from(page_untyped(), type, size_bits);
+    return make_from(ram_untyped, type, size_bits);
+}
 
 static void find_ram_untyped(void)
 {
@@ -181,8 +245,8 @@ static void map_uart(void)
 
 typedef void (*thread_fn)(seL4_Word, seL4_Word, seL4_Word);
 
-static seL4_Word stacks[NT][STACK_WORDS] __attribute__((aligned(16)));
-static seL4_CPtr worker_tcb[NT], worker_sc[NT];
+static seL4_Word stacks[NT_ALL][STACK_WORDS] __attribute__((aligned(16)));
+static seL4_CPtr worker_tcb[NT_ALL], worker_sc[NT_ALL];
 
 static seL4_Word reg(int which)
 {
@@ -272,6 +336,40 @@ static void server_fn(seL4_Word ep, seL4_Word a1, seL4_Word a2)
         for (int k = 0; k < MSG_WORDS; k++)
             seL4_SetMR(k, (seL4_Word)k);
         seL4_ReplyRecv(ep, seL4_MessageInfo_new(0, 0, 0, MSG_WORDS), &badge, reply_obj);
+    }
+}
+
+/* cap_transfer: the server receives 120 words and three caps (the first
+ * into RECV_SERVER, the two endpoint caps unwrapped to their badges),
+ * empties its receive slot and answers with 120 words and a cap, which the
+ * kernel copies into the caller's RECV_CALLER. */
+static seL4_CPtr recv_server, recv_caller, xfer_ntfn;
+static volatile seL4_Word xfer_bad; /* calls the server saw without 3 caps, 2 unwrapped to badges 1, 2 */
+
+static void xfer_server_fn(seL4_Word ep, seL4_Word a1, seL4_Word a2)
+{
+    (void)a1;
+    (void)a2;
+    /* Its own IPC buffer, written directly: the workers share the root's
+     * thread pointer, so seL4_SetCap and friends would write the root's. */
+    seL4_IPCBuffer *b = (seL4_IPCBuffer *)IPCBUF_VA;
+    seL4_Word badge;
+    b->receiveCNode = ROOT;
+    b->receiveIndex = recv_server;
+    b->receiveDepth = seL4_WordBits;
+    seL4_MessageInfo_t info = seL4_Recv(ep, &badge, reply_obj);
+    for (;;) {
+        if (seL4_MessageInfo_get_extraCaps(info) != 3 || seL4_MessageInfo_get_capsUnwrapped(info) != 6 ||
+            b->caps_or_badges[1] != 1 || b->caps_or_badges[2] != 2)
+            xfer_bad++;
+        seL4_CNode_Delete(ROOT, recv_server, seL4_WordBits);
+        for (int k = 0; k < MSG_WORDS; k++)
+            b->msg[k] = (seL4_Word)k;
+        b->caps_or_badges[0] = xfer_ntfn;
+        b->receiveCNode = ROOT;
+        b->receiveIndex = recv_server;
+        b->receiveDepth = seL4_WordBits;
+        info = seL4_ReplyRecv(ep, seL4_MessageInfo_new(0, 0, 1, MSG_WORDS), &badge, reply_obj);
     }
 }
 
@@ -402,6 +500,66 @@ static void deep_cspace(void)
     done("deep_cspace");
 }
 
+static void cap_transfer(void)
+{
+    seL4_CPtr ep = make(seL4_EndpointObject, 0);
+    reply_obj = make(seL4_ReplyObject, 0);
+    xfer_ntfn = make(seL4_NotificationObject, 0);
+    recv_server = alloc_slot();
+    recv_caller = alloc_slot();
+    seL4_CPtr badged[2];
+    for (int b = 0; b < 2; b++) {
+        badged[b] = alloc_slot();
+        check(seL4_CNode_Mint(ROOT, badged[b], seL4_WordBits, ROOT, ep, seL4_WordBits, seL4_AllRights,
+                              (seL4_Word)b + 1), "CNode_Mint");
+    }
+    /* worker 0: the IPC buffer long_messages gave it, back in the root's
+     * CSpace (deep_cspace left it in the chain of CNodes) */
+    check(seL4_TCB_SetSpace(worker_tcb[0], seL4_CapNull, ROOT, 0, seL4_CapInitThreadVSpace, 0), "TCB_SetSpace");
+    configure_sc(worker_sc[0], LONG_US, LONG_US, 0);
+    start(0, xfer_server_fn, ep, 0);
+    let_run(); /* the server waits */
+    for (int k = 0; k < CALLS; k++) {
+        for (int w = 0; w < MSG_WORDS; w++)
+            seL4_SetMR(w, (seL4_Word)w);
+        seL4_SetCap(0, xfer_ntfn);
+        seL4_SetCap(1, badged[0]);
+        seL4_SetCap(2, badged[1]);
+        seL4_SetCapReceivePath(ROOT, recv_caller, seL4_WordBits);
+        seL4_MessageInfo_t info = seL4_Call(badged[0], seL4_MessageInfo_new(0, 0, 3, MSG_WORDS));
+        if (seL4_MessageInfo_get_length(info) != MSG_WORDS || seL4_MessageInfo_get_extraCaps(info) != 1)
+            fail("cap_transfer: reply", seL4_MessageInfo_get_extraCaps(info));
+        /* the cap came: deleting it succeeds, deleting the empty slot too */
+        check(seL4_CNode_Delete(ROOT, recv_caller, seL4_WordBits), "CNode_Delete (received cap)");
+    }
+    stop_workers(1);
+    if (xfer_bad)
+        fail("cap_transfer: calls without the caps", xfer_bad);
+    done("cap_transfer");
+}
+
+/* All NT_ALL workers wait on one endpoint at one priority (FIFO); then each
+ * in turn gets a priority above every other waiter's, and the kernel
+ * re-inserts it (endpoint_reorder): a walk from the tail over all the
+ * others, the longest the queue can have with this many threads. */
+static void long_queue(void)
+{
+    seL4_CPtr ep = make(seL4_EndpointObject, 0);
+    for (int i = 0; i < NT_ALL; i++) {
+        configure_sc(worker_sc[i], LONG_US, LONG_US, 0);
+        start(i, wait_fn, ep, 0);
+    }
+    let_run(); /* all NT_ALL wait on ep */
+    for (int i = 0; i < NT_ALL; i++)
+        check(seL4_TCB_SetPriority(worker_tcb[i], SELF, PRIO_WORKER + 1 + (seL4_Word)i), "TCB_SetPriority (reorder)");
+    /* A 120-word send to the queue's head, the highest priority. */
+    for (int w = 0; w < MSG_WORDS; w++)
+        seL4_SetMR(w, (seL4_Word)w);
+    seL4_Send(ep, seL4_MessageInfo_new(0, 0, 0, MSG_WORDS));
+    stop_workers(NT_ALL);
+    done("long_queue");
+}
+
 int main(void)
 {
     bi = (seL4_BootInfo *)((seL4_Word)seL4_GetIPCBuffer() + 4096);
@@ -415,7 +573,7 @@ int main(void)
     out_str("\nlatency-stress: start\n");
     configure_sc(seL4_CapInitThreadSC, LONG_US, LONG_US, 0);
     check(seL4_TCB_SetPriority(SELF, SELF, PRIO_ROOT_HIGH), "TCB_SetPriority");
-    for (int i = 0; i < NT; i++) {
+    for (int i = 0; i < NT_ALL; i++) {
         worker_tcb[i] = make(seL4_TCBObject, 0);
         worker_sc[i] = make(seL4_SchedContextObject, 10);
         configure_sc(worker_sc[i], LONG_US, LONG_US, 0);
@@ -431,6 +589,8 @@ int main(void)
     refill_ring();
     long_messages();
     deep_cspace();
+    cap_transfer();
+    long_queue();
     out_str("latency-stress: done\n");
     stop();
     return 0;
