@@ -24,6 +24,11 @@
  *   cap_transfer      Call and ReplyRecv with 120 words and extra caps: one
  *                     transferred into the receiver's slot, the others
  *                     endpoint caps whose badges are unwrapped
+ *   irq_wakeup        the UART's transmitter-empty interrupt signals a
+ *                     notification on which a thread of the highest
+ *                     priority waits, its SC's refill ring fragmented:
+ *                     the interrupt entry wakes it (refill check), preempts
+ *                     the root, switches SCs and reprograms the timer
  *   long_queue        NT_ALL threads wait on one endpoint; each in turn is
  *                     raised above all the others, so that its re-insertion
  *                     walks the whole wait queue from its tail (queue.c)
@@ -59,6 +64,9 @@
 #define CALLS 8
 
 #define UART_PADDR 0x10000000ul /* QEMU virt */
+#define UART_IRQ 10             /* QEMU virt: the NS16550's PLIC source */
+#define UART_IER_THRI 0x02      /* interrupt while the transmitter holding register is empty */
+#define IRQS 8
 #define UART_VA 0x40000000ul
 #define IPCBUF_VA 0x40100000ul
 
@@ -500,6 +508,54 @@ static void deep_cspace(void)
     done("deep_cspace");
 }
 
+/* irq_wakeup's handler thread: on each interrupt it masks the UART's,
+ * reads IIR (which clears the transmitter-empty condition) and
+ * acknowledges. */
+static seL4_CPtr irq_handler;
+static volatile seL4_Word irqs_seen;
+
+static void irq_fn(seL4_Word ntfn, seL4_Word a1, seL4_Word a2)
+{
+    (void)a1;
+    (void)a2;
+    for (;;) {
+        seL4_Wait(ntfn, NULL);
+        uart[1] = 0;
+        (void)uart[2];
+        irqs_seen++;
+        seL4_IRQHandler_Ack(irq_handler);
+    }
+}
+
+static void irq_wakeup(void)
+{
+    seL4_CPtr ntfn = make(seL4_NotificationObject, 0);
+    irq_handler = alloc_slot();
+    check(seL4_IRQControl_Get(seL4_CapIRQControl, UART_IRQ, ROOT, irq_handler, seL4_WordBits), "IRQControl_Get");
+    check(seL4_IRQHandler_SetNotification(irq_handler, ntfn), "IRQHandler_SetNotification");
+    /* a fragmented refill ring, as refill_ring left worker 0's: blocking
+     * part way through each budget, the most refills the SC holds */
+    seL4_Word extra = 64;
+    while (seL4_SchedControl_ConfigureFlags(sched_control, worker_sc[1], 1000, 20000, extra, 0, 0) != seL4_NoError)
+        if (extra-- == 0)
+            fail("SchedControl_Configure (refills)", 0);
+    check(seL4_TCB_SetPriority(worker_tcb[1], SELF, seL4_MaxPrio), "TCB_SetPriority (irq)");
+    start(1, irq_fn, ntfn, 0);
+    for (int k = 0; k < IRQS; k++) {
+        seL4_Word before = irqs_seen;
+        uart[1] = UART_IER_THRI; /* the holding register is empty: the interrupt is raised at once */
+        for (seL4_Word spins = 0; irqs_seen == before; spins++)
+            if (spins > 10000000)
+                fail("irq_wakeup: no interrupt", (seL4_Word)k);
+        spin(3000); /* some of the handler's budget used between interrupts */
+    }
+    stop_workers(2);
+    uart[1] = 0;
+    check(seL4_TCB_SetPriority(worker_tcb[1], SELF, PRIO_WORKER), "TCB_SetPriority (irq back)");
+    check(seL4_CNode_Delete(ROOT, irq_handler, seL4_WordBits), "CNode_Delete (irq handler)");
+    done("irq_wakeup");
+}
+
 static void cap_transfer(void)
 {
     seL4_CPtr ep = make(seL4_EndpointObject, 0);
@@ -590,6 +646,7 @@ int main(void)
     long_messages();
     deep_cspace();
     cap_transfer();
+    irq_wakeup();
     long_queue();
     out_str("latency-stress: done\n");
     stop();
