@@ -13,7 +13,8 @@ from kairos.runner import run
 
 ELF = REPO / "build" / "release" / "user" / "latency" / "latency_stress.elf"
 SCENARIOS = ["ep_queue_delete", "ntfn_queue_delete", "revoke", "release_queue", "refill_ring", "long_messages",
-             "deep_cspace", "cap_transfer", "irq_wakeup", "long_queue"]
+             "deep_cspace", "cap_transfer", "irq_wakeup", "tcb_configure", "long_queue",
+             "sc_delete"]
 
 
 def test_stress_task_runs_every_scenario() -> None:

@@ -24,11 +24,18 @@
  *   cap_transfer      Call and ReplyRecv with 120 words and extra caps: one
  *                     transferred into the receiver's slot, the others
  *                     endpoint caps whose badges are unwrapped
- *   irq_wakeup        the UART's transmitter-empty interrupt signals a
- *                     notification on which a thread of the highest
- *                     priority waits, its SC's refill ring fragmented:
+ *   irq_wakeup        the UART's transmitter-empty interrupt signals the
+ *                     notification bound to a thread of the highest
+ *                     priority blocked on an endpoint, its SC's refill
+ *                     ring fragmented:
  *                     the interrupt entry wakes it (refill check), preempts
  *                     the root, switches SCs and reprograms the timer
+ *   tcb_configure     TCB_Configure with every cap, each time replacing an
+ *                     IPC-buffer frame cap that is the last of its frame
+ *   sc_delete         NT_SC threads on sporadic SCs throttled at once; the
+ *                     last cap of each SC is deleted while its entry is in
+ *                     the release heap (finalisation: unbind, the entry
+ *                     taken out of the heap and the hole sifted)
  *   long_queue        NT_ALL threads wait on one endpoint; each in turn is
  *                     raised above all the others, so that its re-insertion
  *                     walks the whole wait queue from its tail (queue.c)
@@ -69,6 +76,9 @@
 #define IRQS 8
 #define UART_VA 0x40000000ul
 #define IPCBUF_VA 0x40100000ul
+#define IPCBUF2_VA 0x40200000ul /* tcb_configure's buffer address (never used: the thread does not run) */
+#define CONFIGURES 4
+#define NT_SC 8
 
 static seL4_BootInfo *bi;
 static seL4_CPtr next_slot, slot_end, ram_untyped, sched_control;
@@ -514,12 +524,15 @@ static void deep_cspace(void)
 static seL4_CPtr irq_handler;
 static volatile seL4_Word irqs_seen;
 
-static void irq_fn(seL4_Word ntfn, seL4_Word a1, seL4_Word a2)
+static void irq_fn(seL4_Word ep, seL4_Word reply, seL4_Word a2)
 {
-    (void)a1;
     (void)a2;
+    seL4_Word badge;
     for (;;) {
-        seL4_Wait(ntfn, NULL);
+        /* Blocked on an endpoint, woken through its bound notification: the
+         * signal cancels the receive (endpoint_cancel_ipc, the reply object
+         * unlinked) as on the interrupt entry's worst path. */
+        seL4_Recv(ep, &badge, reply);
         uart[1] = 0;
         (void)uart[2];
         irqs_seen++;
@@ -539,8 +552,10 @@ static void irq_wakeup(void)
     while (seL4_SchedControl_ConfigureFlags(sched_control, worker_sc[1], 1000, 20000, extra, 0, 0) != seL4_NoError)
         if (extra-- == 0)
             fail("SchedControl_Configure (refills)", 0);
+    seL4_CPtr ep = make(seL4_EndpointObject, 0), reply = make(seL4_ReplyObject, 0);
+    check(seL4_TCB_BindNotification(worker_tcb[1], ntfn), "TCB_BindNotification");
     check(seL4_TCB_SetPriority(worker_tcb[1], SELF, seL4_MaxPrio), "TCB_SetPriority (irq)");
-    start(1, irq_fn, ntfn, 0);
+    start(1, irq_fn, ep, reply);
     for (int k = 0; k < IRQS; k++) {
         seL4_Word before = irqs_seen;
         uart[1] = UART_IER_THRI; /* the holding register is empty: the interrupt is raised at once */
@@ -552,6 +567,7 @@ static void irq_wakeup(void)
     stop_workers(2);
     uart[1] = 0;
     check(seL4_TCB_SetPriority(worker_tcb[1], SELF, PRIO_WORKER), "TCB_SetPriority (irq back)");
+    check(seL4_TCB_UnbindNotification(worker_tcb[1]), "TCB_UnbindNotification");
     check(seL4_CNode_Delete(ROOT, irq_handler, seL4_WordBits), "CNode_Delete (irq handler)");
     done("irq_wakeup");
 }
@@ -616,6 +632,40 @@ static void long_queue(void)
     done("long_queue");
 }
 
+static void tcb_configure(void)
+{
+    for (int r = 0; r < CONFIGURES; r++) {
+        seL4_CPtr frame = make(seL4_RISCV_4K_Page, 0);
+        check(seL4_TCB_Configure(worker_tcb[2], ROOT, 0, seL4_CapInitThreadVSpace, 0, IPCBUF2_VA, frame),
+              "TCB_Configure");
+        /* the TCB's copy is now the frame's last cap: the next Configure deletes it for good */
+        check(seL4_CNode_Delete(ROOT, frame, seL4_WordBits), "CNode_Delete (frame)");
+    }
+    check(seL4_TCB_Configure(worker_tcb[2], ROOT, 0, seL4_CapInitThreadVSpace, 0, 0, seL4_CapNull), "TCB_Configure");
+    done("tcb_configure");
+}
+
+static void sc_delete(void)
+{
+    seL4_CPtr sc[NT_SC];
+    for (int i = 0; i < NT_SC; i++) {
+        sc[i] = make(seL4_SchedContextObject, 10);
+        configure_sc(sc[i], 100, 10000 + 100 * (seL4_Word)i, 0); /* different periods: different release times */
+        check(seL4_TCB_SetSchedParams(worker_tcb[i], SELF, 0, PRIO_WORKER, seL4_CapNull, seL4_CapNull),
+              "TCB_SetSchedParams (unbind)");
+        check(seL4_TCB_SetSchedParams(worker_tcb[i], SELF, 0, PRIO_WORKER, sc[i], seL4_CapNull), "TCB_SetSchedParams");
+        start(i, spin_fn, 0, 0);
+    }
+    check(seL4_TCB_SetPriority(SELF, SELF, PRIO_ROOT_LOW), "TCB_SetPriority (low)");
+    spin(1000000);
+    check(seL4_TCB_SetPriority(SELF, SELF, PRIO_ROOT_HIGH), "TCB_SetPriority (high)");
+    /* the root runs: every worker is throttled, its SC's entry in the heap */
+    for (int i = NT_SC - 1; i >= 0; i--)
+        check(seL4_CNode_Delete(ROOT, sc[i], seL4_WordBits), "CNode_Delete (SC)");
+    stop_workers(NT_SC);
+    done("sc_delete");
+}
+
 int main(void)
 {
     bi = (seL4_BootInfo *)((seL4_Word)seL4_GetIPCBuffer() + 4096);
@@ -647,7 +697,9 @@ int main(void)
     deep_cspace();
     cap_transfer();
     irq_wakeup();
+    tcb_configure();
     long_queue();
+    sc_delete();
     out_str("latency-stress: done\n");
     stop();
     return 0;
