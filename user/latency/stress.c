@@ -19,6 +19,10 @@
  *   refill_ring       one thread blocking part way through its budget many
  *                     times, filling its SC's refill ring
  *   long_messages     Call/ReplyRecv with the longest message (120 words)
+ *   short_calls       Call/ReplyRecv of 4 words, the fastpaths' size (the
+ *                     region from the kernel entry to fastpath_reply_recv
+ *                     has the largest bound; longer messages go to the
+ *                     slow path from the trap vector)
  *   deep_cspace       a thread whose CSpace is a chain of DEPTH CNodes
  *                     invokes a cap at the bottom
  *   cap_transfer      Call and ReplyRecv with 120 words and extra caps: one
@@ -484,6 +488,34 @@ static void long_messages(void)
     done("long_messages");
 }
 
+#define SHORT_WORDS 4
+
+static void short_server_fn(seL4_Word ep, seL4_Word a1, seL4_Word a2)
+{
+    (void)a1;
+    (void)a2;
+    seL4_Word badge;
+    seL4_Recv(ep, &badge, reply_obj);
+    for (;;)
+        seL4_ReplyRecv(ep, seL4_MessageInfo_new(0, 0, 0, SHORT_WORDS), &badge, reply_obj);
+}
+
+static void short_calls(void)
+{
+    seL4_CPtr ep = make(seL4_EndpointObject, 0);
+    reply_obj = make(seL4_ReplyObject, 0);
+    configure_sc(worker_sc[0], LONG_US, LONG_US, 0);
+    start(0, short_server_fn, ep, 0);
+    let_run(); /* the server waits */
+    for (int k = 0; k < CALLS; k++) {
+        seL4_MessageInfo_t info = seL4_Call(ep, seL4_MessageInfo_new(0, 0, 0, SHORT_WORDS));
+        if (seL4_MessageInfo_get_length(info) != SHORT_WORDS)
+            fail("short reply", seL4_MessageInfo_get_length(info));
+    }
+    stop_workers(1);
+    done("short_calls");
+}
+
 /* A chain of DEPTH CNodes of 2^8 slots, each cap to them with an 8-bit zero
  * guard: cptr 0 walks slot 0 of every level (16 bits each, 64 in all) to a
  * notification minted with a badge in the last one, cptr 1 to an endpoint
@@ -698,6 +730,7 @@ int main(void)
     release_queue();
     refill_ring();
     long_messages();
+    short_calls();
     deep_cspace();
     cap_transfer();
     irq_wakeup();
