@@ -12,9 +12,9 @@ from conftest import REPO, build_flavour, kernel_max_refills
 from kairos.runner import run
 
 ELF = REPO / "build" / "release" / "user" / "latency" / "latency_stress.elf"
-SCENARIOS = ["ep_queue_delete", "ntfn_queue_delete", "revoke", "release_queue", "refill_ring", "long_messages", "short_calls",
-             "deep_cspace", "cap_transfer", "irq_wakeup", "tcb_configure", "long_queue",
-             "sc_delete"]
+SCENARIOS = ["ep_queue_delete", "ntfn_queue_delete", "revoke", "release_queue", "refill_ring", "long_messages",
+             "short_calls", "deep_cspace", "cap_transfer", "irq_wakeup", "tcb_configure", "sched_params",
+             "long_queue", "sc_delete"]
 
 
 def test_stress_task_runs_every_scenario() -> None:

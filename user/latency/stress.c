@@ -40,6 +40,14 @@
  *                     last cap of each SC is deleted while its entry is in
  *                     the release heap (finalisation: unbind, the entry
  *                     taken out of the heap and the hole sifted)
+ *   sched_params      TCB_SetSchedParams replacing a fault endpoint cap that
+ *                     is the last cap of an endpoint with NT_FAULT waiters
+ *                     (finalised, one waiter per preemption point), then
+ *                     in the region after the last poll: the new fault
+ *                     endpoint's cap inserted, the priority set and an SC
+ *                     with a fragmented refill ring bound to the runnable
+ *                     thread (the worst path of the region after
+ *                     endpoint_finalise's poll as the analysis lists it)
  *   long_queue        NT_ALL threads wait on one endpoint; each in turn is
  *                     raised above all the others, so that its re-insertion
  *                     walks the whole wait queue from its tail (queue.c)
@@ -83,6 +91,7 @@
 #define IPCBUF2_VA 0x40200000ul /* tcb_configure's buffer address (never used: the thread does not run) */
 #define CONFIGURES 4
 #define NT_SC 8
+#define NT_FAULT 8
 
 static seL4_BootInfo *bi;
 static seL4_CPtr next_slot, slot_end, ram_untyped, sched_control;
@@ -681,6 +690,37 @@ static void tcb_configure(void)
     done("tcb_configure");
 }
 
+static void sched_params(void)
+{
+    /* worker 2 runnable (below the root, so it does not run), unbound; the
+     * waiters are workers 3 .. 3 + NT_FAULT - 1 */
+    seL4_CPtr fault_ep = make(seL4_EndpointObject, 0), next_ep = make(seL4_EndpointObject, 0);
+    for (int i = 3; i < 3 + NT_FAULT; i++) {
+        configure_sc(worker_sc[i], LONG_US, LONG_US, 0);
+        start(i, wait_fn, fault_ep, 0);
+    }
+    let_run(); /* NT_FAULT threads wait on fault_ep */
+    check(seL4_TCB_SetSchedParams(worker_tcb[2], SELF, 0, PRIO_WORKER, seL4_CapNull, fault_ep),
+          "TCB_SetSchedParams (fault endpoint)");
+    start(2, spin_fn, 0, 0);
+    /* irq_wakeup's handler SC (its ring fragmented by the interrupts), taken from worker 1 */
+    check(seL4_TCB_SetSchedParams(worker_tcb[1], SELF, 0, PRIO_WORKER, seL4_CapNull, seL4_CapNull),
+          "TCB_SetSchedParams (unbind)");
+    /* the TCB's copy becomes the endpoint's last cap */
+    check(seL4_CNode_Delete(ROOT, fault_ep, seL4_WordBits), "CNode_Delete (fault endpoint)");
+    check(seL4_TCB_SetSchedParams(worker_tcb[2], SELF, 0, PRIO_WORKER + 1, worker_sc[1], next_ep),
+          "TCB_SetSchedParams (replace)");
+    stop_workers(3 + NT_FAULT);
+    /* the workers of later scenarios get their SCs back */
+    check(seL4_TCB_SetSchedParams(worker_tcb[2], SELF, 0, PRIO_WORKER, seL4_CapNull, seL4_CapNull),
+          "TCB_SetSchedParams (unbind)");
+    check(seL4_TCB_SetSchedParams(worker_tcb[1], SELF, 0, PRIO_WORKER, worker_sc[1], seL4_CapNull),
+          "TCB_SetSchedParams (worker 1)");
+    check(seL4_TCB_SetSchedParams(worker_tcb[2], SELF, 0, PRIO_WORKER, worker_sc[2], seL4_CapNull),
+          "TCB_SetSchedParams (worker 2)");
+    done("sched_params");
+}
+
 static void sc_delete(void)
 {
     seL4_CPtr sc[NT_SC];
@@ -735,6 +775,7 @@ int main(void)
     cap_transfer();
     irq_wakeup();
     tcb_configure();
+    sched_params();
     long_queue();
     sc_delete();
     out_str("latency-stress: done\n");
