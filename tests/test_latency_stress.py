@@ -1,7 +1,9 @@
 """The latency stress root task (user/latency, docs/wcet.md "Interrupt
 latency") on the release kernel: every scenario runs to its end.  Its
 kernel runs are replayed against the region bounds by `make latency-check`
-(too long for the test suite: single-stepping under QEMU)."""
+(too long for the test suite: single-stepping under QEMU); the replays it
+compares with (observe.py: LFSR-seeded and adversarial) are checked here on
+hand-made traces."""
 
 from __future__ import annotations
 
