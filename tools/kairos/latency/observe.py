@@ -30,6 +30,7 @@ from kairos.wcet.cfg import Term, build_program
 from kairos.wcet.elfimage import ElfImage
 from kairos.wcet.emulator import Trace, load_elf
 from kairos.wcet.errors import WcetError
+from kairos.wcet.model import ProcessorModel
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Observation:
     adversarial: bool = False                         # the model replaces randomly: both replays ran
 
 
-def adversarial_model(m):
+def adversarial_model(m: ProcessorModel) -> ProcessorModel | None:
     """``m`` with every randomly replaced cache made direct-mapped with the
     same sets and line (a 4 KiB way for the U54 L1s), or None when no cache
     of ``m`` replaces randomly.  A direct-mapped cache is the random cache
