@@ -54,6 +54,12 @@ static inline struct cte *mdb_slot(word_t w) { return (struct cte *)(w & ~MDB_FL
     ensures link_slot(\result) == p && (\result & MDB_FLAGS) == flags; */
 static inline word_t mdb_link(const struct cte *p, word_t flags) { return (word_t)p | flags; }
 
+/* The link word w with the flags f set as well (the same slot). */
+/*@ requires f <= MDB_FLAGS;
+    assigns \nothing;
+    ensures link_slot(\result) == link_slot(w) && (\result & MDB_FLAGS) == ((w & MDB_FLAGS) | f); */
+static inline word_t mdb_add_flags(word_t w, word_t f) { return w | f; }
+
 /*@ requires \valid_read(s);
     assigns \nothing;
     ensures \result == link_slot(s->mdb.next); */

@@ -44,6 +44,8 @@
 #include <preemption.h>
 #include <thread.h>
 
+/* Only computes an address (cdt set: its contract is taken as given). */
+/*@ assigns \nothing; */
 cte_t *zombie_slots(cap_t z)
 {
     if (cap_zombie_is_tcb(z))
@@ -62,6 +64,8 @@ cte_t *zombie_slots(cap_t z)
   logic integer flags(cte_t *s) = s->mdb.next & MDB_FLAGS;
   // s is NULL, or a valid slot apart from a and b.
   predicate nb_ok(cte_t *s, cte_t *a, cte_t *b) = s == \null || (\valid(s) && \separated(s, a, b));
+  // s is NULL, or a valid slot apart from a.
+  predicate nb_ok1(cte_t *s, cte_t *a) = s == \null || (\valid(s) && \separated(s, a));
 */
 
 /* kassert's failure branch: the proofs require that it is never taken. */
@@ -234,6 +238,31 @@ bool cdt_slot_long_running_delete(const cte_t *slot)
 /* Unlink a slot whose cap has been finalised and empty it (seL4's emptySlot).
  * A zombie is only ever emptied once its object has no slots left to clear,
  * i.e. the object is gone: its slot array stops being a slot array. */
+/*@ requires \valid(slot);
+    requires nb_ok1(prev_slot(slot), slot) && nb_ok1(next_slot(slot), slot);
+    requires prev_slot(slot) != \null && next_slot(slot) != \null ==>
+             \separated(prev_slot(slot), next_slot(slot));
+    assigns slot->cap, slot->mdb, prev_slot(slot)->mdb.next, next_slot(slot)->mdb.prev,
+            next_slot(slot)->mdb.next;
+    behavior null:
+      assumes (slot->cap.w0 & 0x1f) == 0;
+      ensures slot->mdb.prev == \old(slot->mdb.prev) && slot->mdb.next == \old(slot->mdb.next);
+    behavior unlink:
+      assumes (slot->cap.w0 & 0x1f) != 0;
+      // The neighbours p and n now point at each other; p's flags and
+      // predecessor stay, n keeps its successor and flags, and takes the
+      // first-badged mark from the slot.
+      ensures \let p = \old(prev_slot(slot)); \let n = \old(next_slot(slot));
+              p != \null ==> next_slot(p) == n && flags(p) == \old(flags(p)) && p->mdb.prev == \old(p->mdb.prev);
+      ensures \let p = \old(prev_slot(slot)); \let n = \old(next_slot(slot));
+              n != \null ==> prev_slot(n) == p && next_slot(n) == \old(next_slot(n));
+      ensures \let n = \old(next_slot(slot)); n != \null && (\old(slot->mdb.next) & MDB_FIRST_BADGED) == 0 ==>
+              n->mdb.next == \old(n->mdb.next);
+      ensures \let n = \old(next_slot(slot)); n != \null && (\old(slot->mdb.next) & MDB_FIRST_BADGED) != 0 ==>
+              flags(n) == (\old(flags(n)) | MDB_FIRST_BADGED);
+      ensures slot->cap.w0 == 0 && slot->cap.w1 == 0 && slot->mdb.prev == 0 && slot->mdb.next == 0;
+    complete behaviors;
+    disjoint behaviors; */
 static void empty_slot(cte_t *slot)
 {
     cap_t c = slot->cap;
@@ -247,9 +276,11 @@ static void empty_slot(cte_t *slot)
         next->mdb.prev = (word_t)prev;
         /* The first cap of a badge hands that mark to the next cap. */
         if (slot->mdb.next & MDB_FIRST_BADGED)
-            next->mdb.next |= MDB_FIRST_BADGED;
+            next->mdb.next = mdb_add_flags(next->mdb.next, MDB_FIRST_BADGED);
     }
-    slot->cap = cap_null();
+    /* Word by word (see cdt_insert_new_cap). */
+    slot->cap.w0 = 0;
+    slot->cap.w1 = 0;
     slot->mdb.prev = 0;
     slot->mdb.next = 0;
     if (cap_type(c) == CAP_ZOMBIE)
