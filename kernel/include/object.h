@@ -36,9 +36,10 @@ _Static_assert(sizeof(cte_t) == (1u << SLOT_BITS), "a slot is 32 bytes");
  * set `cdt`; docs/proofs.md "Capability derivation tree"). WP's typed memory
  * model has no integer view of a pointer, so it cannot see that masking the
  * flag bits off a slot's address gives the slot back: link_slot(w) is the
- * slot a word names, left abstract, and the contracts of mdb_slot and
- * mdb_link below are taken as given (they hold because every slot is
- * 32-byte aligned, so a slot's address has its two low bits clear). */
+ * slot a word names, left abstract, and the contracts of mdb_slot,
+ * mdb_link and mdb_add_flags below are taken as given (they hold because
+ * every slot is 32-byte aligned, so a slot's address has its two low bits
+ * clear). */
 /*@ axiomatic mdb_link_word {
       logic struct cte *link_slot(word_t w);
     } */

@@ -139,7 +139,7 @@ void cdt_insert_new_cap(cte_t *parent, cte_t *dest, cap_t c)
              \separated(prev_slot(src), next_slot(src));
     assigns src->cap, src->mdb, dest->cap, dest->mdb, prev_slot(src)->mdb.next,
             next_slot(src)->mdb.prev;
-    // dest has src's cap words replaced, its links and flags.
+    // dest holds new_cap and src's two link words (its place and flags).
     ensures dest->cap.w0 == new_cap.w0 && dest->cap.w1 == new_cap.w1;
     ensures dest->mdb.prev == \old(src->mdb.prev) && dest->mdb.next == \old(src->mdb.next);
     // The neighbours point at dest; their other links and their flags stay.
