@@ -40,7 +40,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
     assert {"refill", "refill-order", "refill-charge", "ready", "tqueue", "tqueue-insert",
-            "release"} <= set(sets)
+            "release", "cdt"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
