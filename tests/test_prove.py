@@ -40,7 +40,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
     assert {"refill", "refill-order", "refill-charge", "ready", "tqueue", "tqueue-insert",
-            "release"} <= set(sets)
+            "release", "cdt"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
@@ -149,6 +149,12 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("release", "kernel/release.c", "take_out",
      "    u32 last = --q->count;",
      "    u32 last = q->count - 1;"),
+    # insertion into the derivation tree leaves the old successor's back
+    # link at the parent instead of the new slot (a swapped link store: the
+    # postcondition that the successor's predecessor is dest fails)
+    ("cdt", "kernel/cdt.c", "cdt_insert_new_cap",
+     "        next->mdb.prev = (word_t)dest;\n    set_next(parent, dest);",
+     "        next->mdb.prev = (word_t)parent;\n    set_next(parent, dest);"),
 ]
 
 

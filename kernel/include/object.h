@@ -32,7 +32,39 @@ typedef struct __attribute__((aligned(1u << SLOT_BITS))) cte {
 } cte_t;
 _Static_assert(sizeof(cte_t) == (1u << SLOT_BITS), "a slot is 32 bytes");
 
-static inline struct cte *mdb_next(const cte_t *s) { return (struct cte *)(s->mdb.next & ~MDB_FLAGS); }
+/* The link word's two halves, for the derivation tree's proofs (make prove,
+ * set `cdt`; docs/proofs.md "Capability derivation tree"). WP's typed memory
+ * model has no integer view of a pointer, so it cannot see that masking the
+ * flag bits off a slot's address gives the slot back: link_slot(w) is the
+ * slot a word names, left abstract, and the contracts of mdb_slot,
+ * mdb_link and mdb_add_flags below are taken as given (they hold because
+ * every slot is 32-byte aligned, so a slot's address has its two low bits
+ * clear). */
+/*@ axiomatic mdb_link_word {
+      logic struct cte *link_slot(word_t w);
+    } */
+
+/* The slot a link word names (the flags masked off). */
+/*@ assigns \nothing;
+    ensures \result == link_slot(w); */
+static inline struct cte *mdb_slot(word_t w) { return (struct cte *)(w & ~MDB_FLAGS); }
+
+/* The link word naming slot p with the given flags. */
+/*@ requires flags <= MDB_FLAGS;
+    assigns \nothing;
+    ensures link_slot(\result) == p && (\result & MDB_FLAGS) == flags; */
+static inline word_t mdb_link(const struct cte *p, word_t flags) { return (word_t)p | flags; }
+
+/* The link word w with the flags f set as well (the same slot). */
+/*@ requires f <= MDB_FLAGS;
+    assigns \nothing;
+    ensures link_slot(\result) == link_slot(w) && (\result & MDB_FLAGS) == ((w & MDB_FLAGS) | f); */
+static inline word_t mdb_add_flags(word_t w, word_t f) { return w | f; }
+
+/*@ requires \valid_read(s);
+    assigns \nothing;
+    ensures \result == link_slot(s->mdb.next); */
+static inline struct cte *mdb_next(const cte_t *s) { return mdb_slot(s->mdb.next); }
 static inline struct cte *mdb_prev(const cte_t *s) { return (struct cte *)s->mdb.prev; }
 
 enum thread_state {

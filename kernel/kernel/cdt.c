@@ -44,6 +44,8 @@
 #include <preemption.h>
 #include <thread.h>
 
+/* Only computes an address (cdt set: its contract is taken as given). */
+/*@ assigns \nothing; */
 cte_t *zombie_slots(cap_t z)
 {
     if (cap_zombie_is_tcb(z))
@@ -51,7 +53,33 @@ cte_t *zombie_slots(cap_t z)
     return (cte_t *)paddr_to_kptr(cap_obj(z));
 }
 
-static inline void set_next(cte_t *s, cte_t *next) { s->mdb.next = (word_t)next | (s->mdb.next & MDB_FLAGS); }
+/* The proofs (make prove, set `cdt`; docs/proofs.md "Capability derivation
+ * tree") state each list operation by what it does to the slots around the
+ * place it works at: the links between them afterwards, the flags kept, and
+ * (the assigns clauses) that no other word of any slot changes. So a list
+ * whose neighbours point at each other before still does afterwards. */
+/*@
+  logic cte_t *prev_slot(cte_t *s) = (cte_t *)s->mdb.prev;
+  logic cte_t *next_slot(cte_t *s) = link_slot(s->mdb.next);
+  logic integer flags(cte_t *s) = s->mdb.next & MDB_FLAGS;
+  // s is NULL, or a valid slot apart from a and b.
+  predicate nb_ok(cte_t *s, cte_t *a, cte_t *b) = s == \null || (\valid(s) && \separated(s, a, b));
+  // s is NULL, or a valid slot apart from a.
+  predicate nb_ok1(cte_t *s, cte_t *a) = s == \null || (\valid(s) && \separated(s, a));
+*/
+
+/* kassert's failure branch: the proofs require that it is never taken. */
+/*@ requires \false;
+    assigns \nothing;
+    ensures \false; */
+NORETURN void kernel_panic(const char *file, int line, const char *msg);
+
+/* s's successor becomes next; s's flags stay. */
+/*@ requires \valid(s);
+    assigns s->mdb.next;
+    ensures next_slot(s) == next;
+    ensures flags(s) == \old(flags(s)); */
+static inline void set_next(cte_t *s, cte_t *next) { s->mdb.next = mdb_link(next, s->mdb.next & MDB_FLAGS); }
 
 bool cdt_is_parent_of(const cte_t *parent, const cte_t *child)
 {
@@ -78,33 +106,80 @@ bool cdt_has_children(const cte_t *slot)
     return next && cdt_is_parent_of(slot, next);
 }
 
+/* dest goes in between the parent and its old successor (n below). */
+/*@ requires \valid(parent) && \valid(dest) && \separated(parent, dest);
+    requires nb_ok(next_slot(parent), parent, dest);
+    requires (dest->cap.w0 & 0x1f) == 0 && dest->mdb.next == 0 && dest->mdb.prev == 0;
+    assigns dest->cap, dest->mdb, parent->mdb.next, next_slot(parent)->mdb.prev;
+    ensures next_slot(parent) == dest && prev_slot(dest) == parent;
+    ensures next_slot(dest) == \old(next_slot(parent));
+    ensures \let n = \old(next_slot(parent)); n != \null ==> prev_slot(n) == dest;
+    ensures dest->cap.w0 == c.w0 && dest->cap.w1 == c.w1;
+    ensures flags(dest) == (MDB_REVOCABLE | MDB_FIRST_BADGED) && flags(parent) == \old(flags(parent)); */
 void cdt_insert_new_cap(cte_t *parent, cte_t *dest, cap_t c)
 {
     kassert(cap_is_null(dest->cap) && dest->mdb.next == 0 && dest->mdb.prev == 0);
     cte_t *next = mdb_next(parent);
-    dest->cap = c;
+    /* The cap word by word: WP models a structure store as a havoc of its
+     * cells plus a load equation, which made the goals after it time out;
+     * the words compile to the same two stores. */
+    dest->cap.w0 = c.w0;
+    dest->cap.w1 = c.w1;
     dest->mdb.prev = (word_t)parent;
-    dest->mdb.next = (word_t)next | MDB_REVOCABLE | MDB_FIRST_BADGED;
+    dest->mdb.next = mdb_link(next, MDB_REVOCABLE | MDB_FIRST_BADGED);
     if (next)
         next->mdb.prev = (word_t)dest;
     set_next(parent, dest);
 }
 
+/* dest takes src's place between src's neighbours p and n. */
+/*@ requires \valid(src) && \valid(dest) && \separated(src, dest) && (dest->cap.w0 & 0x1f) == 0;
+    requires nb_ok(prev_slot(src), src, dest) && nb_ok(next_slot(src), src, dest);
+    requires prev_slot(src) != \null && next_slot(src) != \null ==>
+             \separated(prev_slot(src), next_slot(src));
+    assigns src->cap, src->mdb, dest->cap, dest->mdb, prev_slot(src)->mdb.next,
+            next_slot(src)->mdb.prev;
+    // dest holds new_cap and src's two link words (its place and flags).
+    ensures dest->cap.w0 == new_cap.w0 && dest->cap.w1 == new_cap.w1;
+    ensures dest->mdb.prev == \old(src->mdb.prev) && dest->mdb.next == \old(src->mdb.next);
+    // The neighbours point at dest; their other links and their flags stay.
+    ensures \let p = \old(prev_slot(src)); p != \null ==>
+            next_slot(p) == dest && flags(p) == \old(flags(p)) && p->mdb.prev == \old(p->mdb.prev);
+    ensures \let n = \old(next_slot(src)); n != \null ==>
+            prev_slot(n) == dest && n->mdb.next == \old(n->mdb.next);
+    // src null and unlinked.
+    ensures src->cap.w0 == 0 && src->cap.w1 == 0 && src->mdb.prev == 0 && src->mdb.next == 0; */
 void cdt_move(cap_t new_cap, cte_t *src, cte_t *dest)
 {
     kassert(src != dest && cap_is_null(dest->cap));
+    /* Word by word, not as structures (see cdt_insert_new_cap): the same
+     * stores. */
     mdb_t m = src->mdb;
-    dest->cap = new_cap;
-    dest->mdb = m;
-    src->cap = cap_null();
+    dest->cap.w0 = new_cap.w0;
+    dest->cap.w1 = new_cap.w1;
+    dest->mdb.prev = m.prev;
+    dest->mdb.next = m.next;
+    src->cap.w0 = 0;
+    src->cap.w1 = 0;
     src->mdb.prev = 0;
     src->mdb.next = 0;
+    /* The two slots' words, carried past each neighbour's store (each goal
+     * then follows one store). */
+    /*@ assert words: dest->cap.w0 == new_cap.w0 && dest->cap.w1 == new_cap.w1 &&
+            dest->mdb.prev == m.prev && dest->mdb.next == m.next &&
+            src->cap.w0 == 0 && src->cap.w1 == 0 && src->mdb.prev == 0 && src->mdb.next == 0; */
     cte_t *prev = (cte_t *)m.prev;
-    cte_t *next = (cte_t *)(m.next & ~MDB_FLAGS);
+    cte_t *next = mdb_slot(m.next);
     if (prev)
         set_next(prev, dest);
+    /*@ assert words_prev: dest->cap.w0 == new_cap.w0 && dest->cap.w1 == new_cap.w1 &&
+            dest->mdb.prev == m.prev && dest->mdb.next == m.next &&
+            src->cap.w0 == 0 && src->cap.w1 == 0 && src->mdb.prev == 0 && src->mdb.next == 0; */
     if (next)
         next->mdb.prev = (word_t)dest;
+    /*@ assert words_next: dest->cap.w0 == new_cap.w0 && dest->cap.w1 == new_cap.w1 &&
+            dest->mdb.prev == m.prev && dest->mdb.next == m.next &&
+            src->cap.w0 == 0 && src->cap.w1 == 0 && src->mdb.prev == 0 && src->mdb.next == 0; */
 }
 
 void cdt_swap(cap_t c1, cte_t *s1, cap_t c2, cte_t *s2)
@@ -163,6 +238,31 @@ bool cdt_slot_long_running_delete(const cte_t *slot)
 /* Unlink a slot whose cap has been finalised and empty it (seL4's emptySlot).
  * A zombie is only ever emptied once its object has no slots left to clear,
  * i.e. the object is gone: its slot array stops being a slot array. */
+/*@ requires \valid(slot);
+    requires nb_ok1(prev_slot(slot), slot) && nb_ok1(next_slot(slot), slot);
+    requires prev_slot(slot) != \null && next_slot(slot) != \null ==>
+             \separated(prev_slot(slot), next_slot(slot));
+    assigns slot->cap, slot->mdb, prev_slot(slot)->mdb.next, next_slot(slot)->mdb.prev,
+            next_slot(slot)->mdb.next;
+    behavior null:
+      assumes (slot->cap.w0 & 0x1f) == 0;
+      ensures slot->mdb.prev == \old(slot->mdb.prev) && slot->mdb.next == \old(slot->mdb.next);
+    behavior unlink:
+      assumes (slot->cap.w0 & 0x1f) != 0;
+      // The neighbours p and n now point at each other; p's flags and
+      // predecessor stay, n keeps its successor and flags, and takes the
+      // first-badged mark from the slot.
+      ensures \let p = \old(prev_slot(slot)); \let n = \old(next_slot(slot));
+              p != \null ==> next_slot(p) == n && flags(p) == \old(flags(p)) && p->mdb.prev == \old(p->mdb.prev);
+      ensures \let p = \old(prev_slot(slot)); \let n = \old(next_slot(slot));
+              n != \null ==> prev_slot(n) == p && next_slot(n) == \old(next_slot(n));
+      ensures \let n = \old(next_slot(slot)); n != \null && (\old(slot->mdb.next) & MDB_FIRST_BADGED) == 0 ==>
+              n->mdb.next == \old(n->mdb.next);
+      ensures \let n = \old(next_slot(slot)); n != \null && (\old(slot->mdb.next) & MDB_FIRST_BADGED) != 0 ==>
+              flags(n) == (\old(flags(n)) | MDB_FIRST_BADGED);
+      ensures slot->cap.w0 == 0 && slot->cap.w1 == 0 && slot->mdb.prev == 0 && slot->mdb.next == 0;
+    complete behaviors;
+    disjoint behaviors; */
 static void empty_slot(cte_t *slot)
 {
     cap_t c = slot->cap;
@@ -176,9 +276,11 @@ static void empty_slot(cte_t *slot)
         next->mdb.prev = (word_t)prev;
         /* The first cap of a badge hands that mark to the next cap. */
         if (slot->mdb.next & MDB_FIRST_BADGED)
-            next->mdb.next |= MDB_FIRST_BADGED;
+            next->mdb.next = mdb_add_flags(next->mdb.next, MDB_FIRST_BADGED);
     }
-    slot->cap = cap_null();
+    /* Word by word (see cdt_insert_new_cap). */
+    slot->cap.w0 = 0;
+    slot->cap.w1 = 0;
     slot->mdb.prev = 0;
     slot->mdb.next = 0;
     if (cap_type(c) == CAP_ZOMBIE)
