@@ -231,6 +231,11 @@ bool fault_handle_reply(struct tcb *t, struct tcb *replier)
     word_t info = replier->ctx.x[REG_A1];
     word_t label = msginfo_label(info);
     word_t len = msginfo_length(info);
+    /* Registers written by the reply make a call stopped between its
+     * phases (send_done, syscall.c) a new call, as any write from outside
+     * does (tcb.c set_user_reg). */
+    if (len > 0)
+        t->send_done = false;
     switch (t->fault.type) {
     case FAULT_UNKNOWN_SYSCALL: {
         /* FaultIP, SP, RA, A0-A6 in that order. */
@@ -258,10 +263,6 @@ bool fault_handle_reply(struct tcb *t, struct tcb *replier)
     }
     case FAULT_TIMEOUT: {
         word_t n = len < 32 ? len : 32;
-        /* A timeout fault taken where a call stopped between its phases
-         * is re-executed (send_done): new registers make it a new call. */
-        if (n > 0)
-            t->send_done = false;
         for (word_t i = 0; i < n; i++) {
             word_t v = reply_word(replier, i);
             if (i == 0)

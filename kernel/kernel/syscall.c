@@ -105,6 +105,15 @@ enum invocation_flags {
     INVOKE_CAN_DONATE = 8,  /* an endpoint send may donate the caller's SC */
 };
 
+/* A preemption point found an interrupt pending: the call stops here and
+ * t re-executes its ecall once the interrupt has been handled. */
+static void stop_for_interrupt(struct tcb *t)
+{
+    t->ctx.pc = t->ctx.fault_ip;
+    debug_counters[KAIROS_COUNTER_PREEMPTION_RESTARTS]++;
+    handle_pending_interrupts();
+}
+
 /* The invocation proper, once the caps are looked up and the cap is not an
  * IPC object: decode and perform (invoke_by_type), then the reply. Returns
  * false if a long operation was preempted. */
@@ -115,10 +124,7 @@ static bool invoke_object(struct invocation *inv, unsigned flags)
                                    ? error1(ERR_INVALID_CAPABILITY, 0)
                                    : invoke_by_type(inv, flags & INVOKE_FIRST_PHASE);
     if (unlikely(err.code == ERR_PREEMPTED)) {
-        /* Re-execute the ecall once the pending interrupt has been handled. */
-        t->ctx.pc = t->ctx.fault_ip;
-        debug_counters[KAIROS_COUNTER_PREEMPTION_RESTARTS]++;
-        handle_pending_interrupts();
+        stop_for_interrupt(t);
         return false;
     }
     if (!(flags & INVOKE_CALL))
@@ -150,9 +156,7 @@ static bool poll_between_phases(struct tcb *t)
     if (likely(!preemption_point()))
         return true;
     t->send_done = true;
-    t->ctx.pc = t->ctx.fault_ip;
-    debug_counters[KAIROS_COUNTER_PREEMPTION_RESTARTS]++;
-    handle_pending_interrupts();
+    stop_for_interrupt(t);
     return false;
 }
 
@@ -169,8 +173,10 @@ static ALWAYS_INLINE cte_t *invocation_caps(struct tcb *t, cptr_t cptr, unsigned
             cap_fault(t, cptr, false);
         return NULL;
     }
-    /* Every field is set, none twice (a zero-initialiser would be a memset
-     * of the whole structure on every invocation). The IPC buffer is found
+    /* Every field is set once, here or in invocation_finish (a
+     * zero-initialiser would be a memset of the whole structure on every
+     * invocation); IPC sends and replies stop before the second part. The
+     * IPC buffer is found
      * only when the message needs it: extra caps or more than the register
      * words. Without a buffer there are no extra caps and at most the
      * register words. */
