@@ -363,6 +363,45 @@ def test_stop_at_a_call_inside_a_loop(tmp_path: Path, capsys) -> None:
         assert 0 < stopped["bound_cycles"] < full["bound_cycles"], (model, stopped, full)
 
 
+STOP_BELOW_STOP_SRC = """
+volatile int sink;
+
+__attribute__((noinline)) void report_(int v) { sink = v; }
+
+__attribute__((noinline)) void panic_(int v)
+{
+    report_(v);
+    for (;;)
+        ;
+}
+
+__attribute__((noinline)) int work(int n)
+{
+    if (n < 0)
+        panic_(n);
+    return n + sink;
+}
+
+int main(void) { return work(sink); }
+"""
+
+
+def test_stop_at_a_function_called_only_below_another_stop(tmp_path: Path, capsys) -> None:
+    """Two --stop-at functions, one called only from the other (the kernel's
+    `--stop-at kernel_panic --stop-at kprintf`): the inner one is gone with
+    the outer one's body, which used to stop with an internal error."""
+    elf = build(tmp_path, "stops", STOP_BELOW_STOP_SRC)
+    out = tmp_path / "stops.json"
+    bounds = []
+    for stops in (["panic_"], ["panic_", "report_"], ["report_", "panic_"]):
+        args = ["wcet", str(elf), "-e", "work", "-m", "simple", "--json", str(out), "-q"]
+        for s in stops:
+            args += ["--stop-at", s]
+        assert main(args) == 0, capsys.readouterr().err
+        bounds.append(json.loads(out.read_text())["entries"][0]["bound_cycles"])
+    assert bounds[0] > 0 and bounds[0] == bounds[1] == bounds[2], bounds
+
+
 def test_quiet_run_prints_nothing(elf: Path, tmp_path: Path) -> None:
     """`-q` prints nothing on the standard output, in a fresh process, where
     the ILP solver's library announces itself when its first instance is

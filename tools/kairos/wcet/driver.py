@@ -235,7 +235,8 @@ def _without_stop_bodies(program: Program, stops: list[int]) -> Program:
     view.flatten = set(program.flatten) & keep
     view.recursion, view.recursive_scc = program.recursion, program.recursive_scc
     view.callgraph = program.callgraph.subgraph(keep).copy()
-    for fe in stops:
+    # a stop called only below another stop is gone with that one's body
+    for fe in stops & keep:
         view.callgraph.remove_edges_from(list(view.callgraph.out_edges(fe)))
     view.reindex()
     return view
