@@ -60,10 +60,36 @@ static NOINLINE void copy_8_words(word_t *d, const word_t *s)
     d[7] = w7;
 }
 
+/* Copy the last 1 <= n < 8 words of a message from s to d, each at the
+ * start of a 64-byte line: the seven words of s read (all in that line of
+ * the sender's buffer, so reading past the message is harmless), then the
+ * n written, the first on every path, so that for the WCET analysis the
+ * others find d's line cached whichever of them run. Out of line for the
+ * reason copy_8_words is: its pointers are new to the analysis, one line
+ * of each buffer, where the loop this replaces indexed both buffers by a
+ * count the analysis does not know, a miss per word. */
+static NOINLINE void copy_below_8_words(word_t *d, const word_t *s, word_t n)
+{
+    word_t w0 = s[0], w1 = s[1], w2 = s[2], w3 = s[3], w4 = s[4], w5 = s[5], w6 = s[6];
+    d[0] = w0;
+    if (n > 1)
+        d[1] = w1;
+    if (n > 2)
+        d[2] = w2;
+    if (n > 3)
+        d[3] = w3;
+    if (n > 4)
+        d[4] = w4;
+    if (n > 5)
+        d[5] = w5;
+    if (n > 6)
+        d[6] = w6;
+}
+
 /* Copy n message words: MR0-3 register to register; the rest buffer to
  * buffer if both threads have one: MR4-MR6 (buffer words 5-7) one by one,
  * then eight words at a time from buffer word 8, then the last up to seven
- * one by one. An IPC buffer is aligned to 2^IPC_BUFFER_SIZE_BITS
+ * (copy_below_8_words). An IPC buffer is aligned to 2^IPC_BUFFER_SIZE_BITS
  * (ipc_buffer_kptr), so each eight-word run from byte 64 is one cache line
  * of each buffer, and the WCET analysis charges it as one line, not two.
  * Returns the words transferred. At most (MSG_MAX_LENGTH - 7) / 8 = 14
@@ -124,8 +150,11 @@ static word_t copy_mrs(struct tcb *from, struct tcb *to, word_t n)
     if (lines > 13)
         copy_8_words(d + 104, s + 104);
     word_t done = 8 * lines, tail = left % 8;
-    for (word_t k = 0; k < tail; k++)
-        d[done + k] = s[done + k];
+    /* s + done + 6 is at most buffer word 8 + 112 + 6 = 126: the seven
+     * words read are in the buffer (128 words) */
+    _Static_assert(8 + 8 * 14 + 6 < (1 << IPC_BUFFER_SIZE_BITS) / 8, "the tail's reads stay in the buffer");
+    if (tail)
+        copy_below_8_words(d + done, s + done, tail);
     return n;
 }
 

@@ -302,7 +302,7 @@ KTEST(ipc, long_messages_go_through_the_ipc_buffers)
 }
 
 /* The kernel copies the buffer part eight words at a time and then the
- * rest one by one (endpoint.c copy_mrs): every length from 5 to 29 (no,
+ * rest in one call (endpoint.c copy_mrs): every length from 5 to 29 (no,
  * one, two and three eight-word runs, each with every rest 0-7) and the
  * longest ones arrive exactly, no word more. */
 KTEST(ipc, every_buffer_length_arrives_exactly)

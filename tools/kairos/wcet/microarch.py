@@ -315,6 +315,7 @@ class _Analysis:
         self._call_sites: dict[int, dict[int, int]] = {}
         self.derived_from = getattr(value_info, "derived_from", None) if symbolic else None
         self.derived_operands = getattr(value_info, "derived_operands", None) if symbolic else None
+        self.sum_terms = getattr(value_info, "sum_terms", None) if symbolic else None
         self._aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
         self._way_aligns: dict[tuple[Context, Any], tuple[int, int] | None] = {}
         self._sets: dict[tuple, frozenset[int] | None] = {}
@@ -1024,6 +1025,16 @@ class _Analysis:
                     m2 = min(a[0], mi)
                     if m2 > m:
                         m, r = m2, (a[1] + ops[0] + ri) % m2
+            # A sum of two named values or constants (``x + (i << 6)``,
+            # ``x`` defined in another block): the operands' alignments add.
+            terms = self.sum_terms(fe, kind) if self.sum_terms is not None else None
+            if terms is not None:
+                aligns[key] = None              # a recursive way round: nothing
+                parts = [self._term_alignment(ctx, t, cap, line) for t in terms]
+                if parts[0] is not None and parts[1] is not None:
+                    m2 = min(parts[0][0], parts[1][0])
+                    if m2 > m:
+                        m, r = m2, (parts[0][1] + parts[1][1]) % m2
             got = (m, r) if m > 1 else None
         elif isinstance(kind, tuple) and kind[0] == "p" and self.merged is not None:
             # A merge of values of known alignment (a list walk's cursor).
@@ -1169,6 +1180,18 @@ class _Analysis:
                 got = self.pointer_variables.get(r.lo & ((1 << 64) - 1), 0)
         return got
 
+    def _term_alignment(self, ctx: Context, val: Any, cap: int | None, line: int) -> tuple[int, int] | None:
+        """``(m, r)`` for a value of the value analysis in ``ctx``: an exact
+        constant, or a named base plus a constant; None otherwise."""
+        if val is None or val[1] != val[2]:
+            return None
+        if val[0] == "abs":
+            return (line, val[1] % line)
+        if not isinstance(val[0], tuple):
+            return None
+        a = self.alignment((ctx, val[0]), cap)
+        return None if a is None else (a[0], (a[1] + val[1]) % a[0])
+
     def _argument_alignment(self, ctx: Context, reg: int, line: int) -> tuple[int, int] | None:
         """An argument register at a function's entry in ``ctx``: the
         alignment its value has at every call that enters ``ctx`` (the
@@ -1201,18 +1224,20 @@ class _Analysis:
 
     def _merged_alignment(self, ctx: Context, fe: int, kind, line: int) -> tuple[int, int] | None:
         """A merge block's name: the alignment every way in agrees on (its
-        own earlier instance, round a loop, adds only its offset)."""
+        own earlier instance, round a loop, adds only its offset; an exact
+        constant, such as the NULL of a pointer that may be absent, has a
+        known residue modulo any alignment)."""
         incoming = self.merged(fe, kind[1]).get(kind[2])
         if not incoming:
             return None
         parts = []
         for val in incoming.values():
-            if val is None or not isinstance(val[0], tuple) or val[1] != val[2]:
+            if val is None or val[1] != val[2] or not (isinstance(val[0], tuple) or val[0] == "abs"):
                 return None
             parts.append(val)
         m = line
         for val in parts:
-            if val[0] != kind:
+            if val[0] != kind and val[0] != "abs":
                 a = self.alignment((ctx, val[0]), line)
                 if a is None:
                     return None
@@ -1223,8 +1248,11 @@ class _Analysis:
                 if val[1] % m:
                     return None
                 continue
-            a = self.alignment((ctx, val[0]), line)
-            r = (a[1] + val[1]) % m
+            if val[0] == "abs":
+                r = val[1] % m
+            else:
+                a = self.alignment((ctx, val[0]), line)
+                r = (a[1] + val[1]) % m
             if res is not None and r != res:
                 return None
             res = r

@@ -114,6 +114,10 @@ class ValueInfo:
         # For those defined by an ``add``: (offset of the argument operand,
         # the index operand's register), for ``derived_operands``.
         self._operands: dict[tuple[int, Kind], tuple[int, int]] = {}
+        # (function entry, kind) -> the values of the two operands of the
+        # ``add`` that defines a base the intervals cannot express, for
+        # ``sum_terms``.
+        self._sums: dict[tuple[int, Kind], tuple[Val, Val]] = {}
         self._phis: dict[tuple[int, int], dict[int, dict[int, Val]]] = {}
         self._defs: dict[int, frozenset[int]] = {}
         # a0..a7 at each call (and tail call) instruction, for ``args_at_call``.
@@ -213,6 +217,13 @@ class ValueInfo:
         defines it: the constant added to the argument in the argument's
         operand, and the register of the index operand."""
         return self._operands.get((func_entry, kind))
+
+    def sum_terms(self, func_entry: int, kind: Kind) -> tuple[Val, Val] | None:
+        """For a base defined by an ``add`` of two known values (named
+        bases, constants; neither None): those two values, in the
+        function's terms at the ``add``.  The cache analysis adds their
+        alignments (``x + (i << 6)`` is line-aligned where ``x`` is)."""
+        return self._sums.get((func_entry, kind))
 
     def may_be_device(self, func_entry: int, kind: Kind) -> bool:
         """Whether the symbolic base ``kind`` of that function may address
@@ -696,6 +707,10 @@ class ValueInfo:
             else:
                 self._derived.pop((f.entry, kind), None)
                 self._operands.pop((f.entry, kind), None)
+            if m == "add" and a is not None and b is not None:
+                self._sums[(f.entry, kind)] = (a, b)
+            else:
+                self._sums.pop((f.entry, kind), None)
         for w in ins.writes:
             if w >= 32:
                 continue
