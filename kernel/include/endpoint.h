@@ -33,6 +33,9 @@ bool endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_do
  * (fault_transfer), the normal-message path is not involved. can_donate:
  * a passive handler may run on t's SC (not for timeout faults). */
 void endpoint_send_fault(struct tcb *t, cap_t c, bool can_donate);
+/* The same for t's timeout fault (handle_timeout_fault), which never
+ * donates: the message through timeout_fault_transfer. */
+void endpoint_send_timeout_fault(struct tcb *t, cap_t c);
 /* The receive side (seL4's receiveIPC) for running thread t on endpoint
  * cap c (which has Read), with reply object r (NULL for Wait/NBWait). */
 void endpoint_receive(struct tcb *t, cap_t c, struct reply *r, bool blocking);

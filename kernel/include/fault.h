@@ -32,6 +32,11 @@ void handle_timeout_fault(struct tcb *t);
 /* Write sender's pending fault as a message to receiver: a0 = badge,
  * a1 = info(fault type, length), MRs (seL4's setMRs_fault). */
 void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver);
+/* The same for a sender whose fault is a timeout fault, known to be one:
+ * only the timeout fault's words are built (handle_timeout_fault sends
+ * through it, so that its path, the interrupt entry's included, holds no
+ * other fault's message for the WCET analysis to count). */
+void timeout_fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver);
 /* The handler `replier` answered faulted thread t: apply the reply's
  * registers as (h) says. Returns whether t restarts (else it stays
  * inactive). */

@@ -107,7 +107,33 @@ void handle_timeout_fault(struct tcb *t)
     struct fault f = fault_new(FAULT_TIMEOUT, t->ctx.fault_ip);
     t->fault = f;
     /* Never donates (h): the handler runs on its own time. */
-    endpoint_send_fault(t, t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap, false);
+    endpoint_send_timeout_fault(t, t->slots[TCB_SLOT_TIMEOUT_HANDLER].cap);
+}
+
+/* A timeout fault's words: the SC's badge and what it used since the last
+ * report (µs), which is then reset; 1 word (0) if the thread lost its SC.
+ * Returns the length. */
+static word_t timeout_fault_words(struct tcb *sender, word_t *w0, word_t *w1)
+{
+    if (!sender->sc) {
+        *w0 = 0;
+        return 1;
+    }
+    *w0 = sender->sc->badge;
+    *w1 = ticks_to_us(sender->sc->consumed);
+    sender->sc->consumed = 0;
+    return 2;
+}
+
+void timeout_fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
+{
+    word_t w0, w1 = 0;
+    word_t n = timeout_fault_words(sender, &w0, &w1);
+    receiver->ctx.x[REG_A2] = w0;
+    if (n > 1)
+        receiver->ctx.x[REG_A3] = w1;
+    receiver->ctx.x[REG_A0] = badge;
+    receiver->ctx.x[REG_A1] = msginfo_new(FAULT_TIMEOUT, 0, 0, n);
 }
 
 /* seL4_UserContext order: the registers a timeout-fault reply writes. */
@@ -162,17 +188,7 @@ void fault_transfer(struct tcb *sender, word_t badge, struct tcb *receiver)
         n = 4;
         break;
     case FAULT_TIMEOUT:
-        /* The SC's badge and what it used since the last report (µs),
-         * which is then reset; 1 word if the thread lost its SC. */
-        if (sender->sc) {
-            mr[0] = sender->sc->badge;
-            mr[1] = ticks_to_us(sender->sc->consumed);
-            sender->sc->consumed = 0;
-            n = 2;
-        } else {
-            mr[0] = 0;
-            n = 1;
-        }
+        n = timeout_fault_words(sender, &mr[0], &mr[1]);
         break;
     default:
         break;

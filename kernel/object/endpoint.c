@@ -303,19 +303,43 @@ bool endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_do
     return lent;
 }
 
-void endpoint_send_fault(struct tcb *t, cap_t c, bool can_donate)
+/* The first half of seL4's sendFaultIPC: a blocking send that counts as a
+ * Call. t waits on the endpoint if nobody receives (the message is then
+ * built when a receiver takes it, do_ipc_transfer); else the receiver, now
+ * out of the queue, with its reply object in *r. Inlined on purpose: the
+ * callers' test of the NULL is then the same branch as the one here, where
+ * a call would leave the WCET analysis a path that blocks and then sends
+ * (it does not tie a returned value to the path that returned it). */
+static ALWAYS_INLINE struct tcb *fault_receiver(struct tcb *t, cap_t c, struct reply **r)
 {
-    /* seL4's sendFaultIPC: a blocking send that counts as a Call; the
-     * message is the fault's (fault_transfer), never a normal one. */
     struct endpoint *ep = endpoint_from_cap(c);
     if (!ep_has_receivers(ep)) {
         block_sender(t, ep, c, false);
-        return;
+        return NULL;
     }
+    return take_receiver(ep, r);
+}
+
+void endpoint_send_fault(struct tcb *t, cap_t c, bool can_donate)
+{
+    /* the message is the fault's (fault_transfer), never a normal one */
     struct reply *r;
-    struct tcb *dest = take_receiver(ep, &r);
+    struct tcb *dest = fault_receiver(t, c, &r);
+    if (!dest)
+        return;
     fault_transfer(t, cap_badge(c), dest);
     await_reply(t, dest, r, cap_rights(c), can_donate);
+    wake(dest);
+}
+
+void endpoint_send_timeout_fault(struct tcb *t, cap_t c)
+{
+    struct reply *r;
+    struct tcb *dest = fault_receiver(t, c, &r);
+    if (!dest)
+        return;
+    timeout_fault_transfer(t, cap_badge(c), dest);
+    await_reply(t, dest, r, cap_rights(c), false);
     wake(dest);
 }
 
