@@ -111,7 +111,10 @@ def test_cli_switches_and_per_poll_handling(built, tmp_path: Path) -> None:
 
     from kairos.cli import main
     out = {}
-    for name, extra in (("on", []), ("off", ["--no-unwind-facts"]), ("worst", ["--worst-handling"])):
+    # "off" without the returned-value facts too: on this program they tie
+    # the poll's result to step's test as well (the "returns" row)
+    for name, extra in (("on", []), ("off", ["--no-unwind-facts", "--no-return-facts"]),
+                        ("returns", ["--no-unwind-facts"]), ("worst", ["--worst-handling"])):
         js = tmp_path / f"{name}.json"
         assert main(["latency", str(built["tested"]), "-a", str(built["ann"]), "--model", "simple", "--quiet",
                      "--json", str(js), *extra]) == 0
@@ -121,6 +124,7 @@ def test_cli_switches_and_per_poll_handling(built, tmp_path: Path) -> None:
     assert rows[0]["cycles"] == out["on"]["handling_cycles"][HANDLING]
     assert out["off"]["handling_cycles"][HANDLING] > out["on"]["handling_cycles"][HANDLING]
     assert out["off"]["bound_cycles"] > out["on"]["bound_cycles"]
+    assert out["on"]["bound_cycles"] <= out["returns"]["bound_cycles"] <= out["off"]["bound_cycles"]
     # one poll site: its own handling path is the worst one
     assert out["worst"]["bound_cycles"] == out["on"]["bound_cycles"]
 

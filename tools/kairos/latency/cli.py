@@ -33,6 +33,8 @@ def register(sub) -> None:
     p.add_argument("--count", type=int, default=5000, metavar="N", help="--observe: kernel runs to capture")
     p.add_argument("--capture-timeout", type=float, default=1800.0, metavar="S",
                    help="--observe: stop capturing after S seconds (default 1800)")
+    p.add_argument("--no-return-facts", action="store_true",
+                   help="do not tie a tested returned value to the returns that can give it (for comparison)")
     p.add_argument("--no-unwind-facts", action="store_true",
                    help="do not tie a taken preemption point's result to its callers' tests on the handling "
                         "path (to measure what the facts gain)")
@@ -93,7 +95,7 @@ def _run(args: argparse.Namespace) -> int:
         raise WcetError("--observe needs every region's bound: drop --bound-only")
     kw = dict(model_name=args.model, entry=args.entry, context_budget=budget, table=not args.bound_only,
               top_lengths=args.top, all_lengths=bool(args.observe),
-              unwind_facts=not args.no_unwind_facts, per_poll_handling=not args.worst_handling,
+              unwind_facts=not args.no_unwind_facts, return_facts=not args.no_return_facts, per_poll_handling=not args.worst_handling,
               census=args.misses)
     if not args.quiet and err.is_terminal:
         with Progress(TextColumn("[bold]latency[/]"), BarColumn(), TextColumn("{task.description}"),

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kairos.latency import unwind
-from kairos.wcet import ipet
+from kairos.wcet import ipet, returnfacts
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import NORETURN_NAMES, Context, Program, Term, build_program
@@ -207,7 +207,8 @@ def _forbid(branches: dict[int, tuple[int, int]], which: int) -> Callable:
 def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: str = "trap_entry",
             context_budget: int | None = DEFAULT_CONTEXT_BUDGET, table: bool = True, top_lengths: int = 10,
             all_lengths: bool = False, progress: Callable[[str, float], None] | None = None,
-            unwind_facts: bool = True, per_poll_handling: bool = True, census: bool = False) -> LatencyResult:
+            unwind_facts: bool = True, per_poll_handling: bool = True, census: bool = False,
+            return_facts: bool = True) -> LatencyResult:
     """Bound every region below ``entry`` (``table``: one ILP solve per
     region; otherwise one solve over all starts gives the bound and the
     worst region only), and the own length of the worst context of the
@@ -217,7 +218,9 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     a region ending at a poll is charged the handling path from that poll
     (in that context), not the worst over every poll.  ``census``: also
     the data-cache misses of the worst region's path by reason
-    (``LatencyResult.misses``; the bounds are the same)."""
+    (``LatencyResult.misses``; the bounds are the same).  ``return_facts``:
+    tie each tested returned value to the returns that can give it
+    (``wcet.returnfacts``), in the handling paths and the regions."""
     t0 = time.perf_counter()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
@@ -277,7 +280,8 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     # a taken poll's continuation starts with the poll itself (the region ends at its call)
     hstarts = [(program.callee_context(s.ctx, s.site, s.target), s.target) if s.kind == "poll"
                else (s.ctx, s.block) for s in resumed]
-    handling_facts = [_forbid(branches, 1)]
+    returned = [returnfacts.constraints(program, values)] if return_facts else []
+    handling_facts = [_forbid(branches, 1), *returned]
     if unwind_facts:
         say("unwinding facts", 0.45)
         unwinder = unwind.Unwinder(program, polls)
@@ -330,7 +334,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
 
     rstarts = [(s.ctx, s.block) for s in resumed]
     stop_calls = stops | polls
-    region_facts = [_forbid(branches, 0)]
+    region_facts = [_forbid(branches, 0), *returned]
     with_end = ipet.solve_variants(program, entry, region_bounds, cost_fn, pen_fn, stop_calls,
                                    extra_constraints=region_facts, forests=forests,
                                    starts=rstarts, stop_blocks=wfi_blocks, sink_cost=end_cost,

@@ -31,6 +31,8 @@ def register(sub) -> None:
     p.add_argument("--no-symbolic-cache", dest="symbolic_cache", action="store_false",
                    help="treat every access through a pointer of unknown value as a miss that may evict "
                         "anything (the analysis before symbolic cache lines; for comparison)")
+    p.add_argument("--no-return-facts", action="store_true",
+                   help="do not tie a tested returned value to the returns that can give it (to measure the gain)")
     p.add_argument("--no-infeasible-paths", action="store_true",
                    help="do not look for infeasible paths and flag facts (to measure their gain)")
     p.add_argument("--no-precision", action="store_true",
@@ -126,7 +128,8 @@ def _run(args: argparse.Namespace, err) -> int:
     infeasible_opts = {"infeasible_paths": precise and not args.no_infeasible_paths,
                        "infeasible_budget": args.infeasible_budget,
                        "arrays_in_bounds": args.assume_arrays_in_bounds,
-                       "smt_loops": precise, "prune_stops": precise}
+                       "smt_loops": precise, "prune_stops": precise,
+                       "return_facts": precise and not args.no_return_facts}
     show_progress = not args.quiet and err.is_terminal
     if show_progress:
         with Progress(TextColumn("[bold]wcet[/]"), BarColumn(), TextColumn("{task.description}"),

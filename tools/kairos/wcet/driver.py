@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kairos.wcet import infeasible, ipet, microarch
+from kairos.wcet import infeasible, ipet, microarch, returnfacts
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term, build_program
@@ -114,7 +114,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
         infeasible_paths: bool = True, infeasible_budget: float | None = None,
         arrays_in_bounds: bool = False, smt_loops: bool = True, census: bool = False,
-        prune_stops: bool = True) -> Analysis:
+        prune_stops: bool = True, return_facts: bool = True) -> Analysis:
     """Analyse every entry: parse the specifications, build the program and
     one view per restriction, share call contexts above ``context_budget``,
     run the value analysis, then per entry the block costs and the path.
@@ -127,7 +127,9 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     ``smt_loops=False`` bounds loops without the solver (annotations unchecked).
     ``census`` records why each data access misses (``microarch.MissRecord``).
     ``prune_stops`` analyses the ``stop_at`` functions as one path-ending
-    block each, without their callees (``_without_stop_bodies``)."""
+    block each, without their callees (``_without_stop_bodies``).
+    ``return_facts`` ties each tested returned value to the returns that can
+    give it (``returnfacts``)."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
@@ -155,6 +157,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
                            symbolic_cache, infeasible_paths, infeasible_budget, arrays_in_bounds, say,
                            objects)
     entry.census = census
+    entry.return_facts = return_facts
     results = [entry.run(sp, views[sp.view], 0.15 + 0.85 * i / len(specs), len(specs))
                for i, sp in enumerate(specs)]
     say("done", 1.0)
@@ -292,6 +295,7 @@ class _EntryAnalysis:
         self._costs: dict[tuple[Program, str], microarch.BlockCosts] = {}
         self._facts: dict[Program, infeasible.ProgramFacts] = {}
         self.census = False
+        self.return_facts = True
 
     def costs(self, view: Program, spec: EntrySpec, progress: float) -> microarch.BlockCosts:
         key = (view, spec.symbol)
@@ -313,6 +317,8 @@ class _EntryAnalysis:
             cost_fn, pen_fn = ipet.simple_cost, None
         self.say(f"{spec.text}: path analysis", base + 0.6 / n)
         extra = [_via_constraint(self.program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
+        if self.return_facts:
+            extra.append(returnfacts.constraints(view, self.values))
 
         def solve(more: list) -> ipet.IpetResult:
             return ipet.solve(view, spec.symbol, self.bounds, cost_fn, pen_fn, stop_at=self.stop_addrs,

@@ -118,6 +118,8 @@ class ValueInfo:
         # ``add`` that defines a base the intervals cannot express, for
         # ``sum_terms``.
         self._sums: dict[tuple[int, Kind], tuple[Val, Val]] = {}
+        # (function entry, return block start) -> a0 at its ret
+        self._return_vals: dict[tuple[int, int], Val] = {}
         self._phis: dict[tuple[int, int], dict[int, dict[int, Val]]] = {}
         self._defs: dict[int, frozenset[int]] = {}
         # a0..a7 at each call (and tail call) instruction, for ``args_at_call``.
@@ -240,6 +242,11 @@ class ValueInfo:
                 or vals[0][1] != vals[0][2]:
             return None
         return vals[0]
+
+    def return_value(self, func_entry: int, block: int) -> Val:
+        """``a0`` at the ``ret`` of the function's return block ``block``,
+        over every context (None: unknown or not analysed)."""
+        return self._return_vals.get((func_entry, block))
 
     def args_at_call(self, call_addr: int) -> tuple[Val, ...] | None:
         """The values of a0..a7 just before the call (or tail call)
@@ -489,6 +496,8 @@ class ValueInfo:
             for ins in blk.instrs:
                 if ins is blk.last and blk.kind in (Term.CALL, Term.TAILCALL):
                     self._args_at_call[ins.addr] = tuple(regs.get(r) for r in range(10, 18))
+                if ins is blk.last and blk.kind is Term.RETURN:
+                    self._return_vals[(f.entry, s)] = regs.get(10)
                 if ins is blk.last and blk.kind in (Term.RETURN, Term.TAILCALL):
                     self._returns.setdefault(f.entry, []).append(regs.get(10) if blk.kind is Term.RETURN
                                                                  else None)
