@@ -9,7 +9,8 @@ the message written): two halves of different executions.  That is how
 path both block the sender and transfer its message (docs/wcet.md
 "Returned values").
 
-Facts: for a return-site block that ends by testing the returned value
+Facts: for a return-site block that runs at most once per entry
+(``infeasible.once_nodes``) and ends by testing the returned value
 against zero (``beqz``/``bnez`` on ``a0`` or a copy of it made in that
 block by ``mv``, nothing writing it in between), and for each callee return
 block, whether ``a0`` there may be zero and whether it may be non-zero
@@ -33,6 +34,7 @@ from typing import Any, Callable
 
 from kairos.wcet import ipet
 from kairos.wcet.cfg import BasicBlock, Program, Term
+from kairos.wcet.infeasible import once_nodes
 
 A0 = 10
 
@@ -106,7 +108,15 @@ def constraints(program: Program, values: Any) -> Callable[[ipet.InlinedGraph], 
             return None
         return value_class(value_at(node.func.entry, b.start))
 
+    forests = ipet.GraphCache()
+
     def fn(g: ipet.InlinedGraph) -> list[ipet.Constraint]:
+        # only return sites that run at most once per entry: inside loops the
+        # rows are sound too, but they make the ILP's relaxation fractional
+        # (on the 4a409ff kernel, with its 64-fold refill loops, HiGHS then
+        # branched for more than 20 minutes), and a returned value tested
+        # once per iteration is the infeasible-path search's to find
+        once = once_nodes(g, program, forests)
         ins: dict[int, list[int]] = {}
         outs: dict[int, dict[int, list[int]]] = {}
         for e, (a, b) in enumerate(g.edges):
@@ -117,7 +127,7 @@ def constraints(program: Program, values: Any) -> Callable[[ipet.InlinedGraph], 
                 outs.setdefault(a, {}).setdefault(g.nodes[b].block.start, []).append(e)
         rows: list[ipet.Constraint] = []
         for i, nd in enumerate(g.nodes):
-            if nd.block is None:
+            if nd.block is None or not once[i]:
                 continue
             t = sites.get((nd.func.entry, nd.block.start))
             if t is None or i not in outs:
