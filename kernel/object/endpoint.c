@@ -309,7 +309,9 @@ bool endpoint_send(struct tcb *t, cap_t c, bool blocking, bool call, bool can_do
  * out of the queue, with its reply object in *r. Inlined on purpose: the
  * callers' test of the NULL is then the same branch as the one here, where
  * a call would leave the WCET analysis a path that blocks and then sends
- * (it does not tie a returned value to the path that returned it). */
+ * (it ties a returned value to its returns only where the return site runs
+ * once per entry, docs/wcet.md "Returned values"; the fault sends also run
+ * in shared and looped contexts). */
 static ALWAYS_INLINE struct tcb *fault_receiver(struct tcb *t, cap_t c, struct reply **r)
 {
     struct endpoint *ep = endpoint_from_cap(c);
