@@ -100,17 +100,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # Tests that run alone. A QEMU run whose guest clock follows the host's (no
-# -icount: the on-target suite at 2 and 3 GiB, timing=host) checks periods
-# and wake-up orders that a long host stall breaks; beside another worker's
-# provers or QEMU, at a load average of 15, four on-target tests failed
-# (a periodic thread's jobs, a throttled thread's release, a wake-up order). Such a test holds an exclusive lock while it runs, every other test a
-# shared one, so it runs with no other test beside it (a worker idles
-# meanwhile). The lock is two flock(2) files: a turnstile that a test takes
-# and drops before the shared lock, and that an exclusive test holds while it
-# waits, so that a stream of shared holders cannot starve it.
+# -icount: the latency stress run) checks periods and wake-up orders that a
+# long host stall breaks; beside another worker's provers or QEMU, at a load
+# average of 15, four on-target tests failed when the 2 and 3 GiB suites
+# still ran so (a periodic thread's jobs, a throttled thread's release, a
+# wake-up order; they now run under -icount, tests/test_ktest.py). Such a
+# test holds an exclusive lock while it runs, every other test a shared one,
+# so it runs with no other test beside it (a worker idles meanwhile). The
+# lock is two flock(2) files: a turnstile that a test takes and drops before
+# the shared lock, and that an exclusive test holds while it waits, so that
+# a stream of shared holders cannot starve it.
 ALONE = {
-    "tests/test_ktest.py::test_on_target_suite[2G]",
-    "tests/test_ktest.py::test_on_target_suite[3G]",
     "tests/test_latency_stress.py::test_stress_task_runs_every_scenario",
 }
 

@@ -78,6 +78,7 @@ def qemu_command(
     append: str | None = None,
     icount: bool = False,
     extra: list[str] | None = None,
+    icount_shift: int = 0,
 ) -> list[str]:
     qemu = shutil.which("qemu-system-riscv64")
     if qemu is None:
@@ -92,11 +93,12 @@ def qemu_command(
     if append:
         cmd += ["-append", append]
     if icount:
-        # One instruction is one nanosecond of virtual time. (sleep=off would
-        # make idle periods exact too, but then a guest idling until a
-        # device's host-clocked event, like the goldfish RTC alarm, never
-        # wakes; tests that need bit-exact idle time pass it themselves.)
-        cmd += ["-icount", "shift=0"]
+        # One instruction is 2^icount_shift nanoseconds of virtual time
+        # (shift 0: one). (sleep=off would make idle periods exact too, but
+        # then a guest idling until a device's host-clocked event, like the
+        # goldfish RTC alarm, never wakes; tests that need bit-exact idle
+        # time pass it themselves.)
+        cmd += ["-icount", f"shift={icount_shift}"]
     if extra:
         cmd += extra
     return cmd
@@ -114,6 +116,7 @@ def run(
     icount: bool = False,
     echo: TextIO | None = None,
     extra_qemu: list[str] | None = None,
+    icount_shift: int = 0,
 ) -> RunResult:
     """Boot `roottask` and return the verdict with the whole console output."""
     if roottask is not None:
@@ -125,7 +128,7 @@ def run(
         raise RunError(f"kernel {kernel_path} does not exist")
     expect_re = re.compile(expect) if expect else None
     fail_re = re.compile(fail) if fail else None
-    cmd = qemu_command(kernel_path, roottask, parse_memory(memory), append, icount, extra_qemu)
+    cmd = qemu_command(kernel_path, roottask, parse_memory(memory), append, icount, extra_qemu, icount_shift)
 
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
