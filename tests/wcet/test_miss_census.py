@@ -92,3 +92,49 @@ def test_misses_flag_prints_and_writes_the_census(tmp_path: Path, capsys) -> Non
     e = json.loads(out.read_text())["entries"][0]
     assert e["misses"]["misses"] == 6
     assert e["misses"]["by_reason"]["known line, evicted"] == {"misses": 1, "cycles": 300}
+
+
+# A run through one base (a1, of unknown value) that an exact access opens,
+# then an access at an unknown offset of a few lines from it in the same
+# run: that access is charged its own miss (nothing says which line it
+# touches), and the census names its reason.
+RANGED = """
+    .data
+    .balign 64
+ptrs: .dword bufa, 40
+    .bss
+    .balign 4096
+bufa: .space 512
+    .text
+    .globl main
+main:
+    ret
+    .globl ranged
+ranged:
+    la   t0, ptrs
+    ld   a1, 0(t0)          # known line, first touch
+    ld   a3, 8(t0)          # the same line: a hit
+opens:
+    ld   a4, 0(a1)          # symbolic, first line of a1: opens the run
+    andi a3, a3, 0xf8
+    add  t1, a1, a3
+at_index:
+    ld   a5, 0(t1)          # a1 plus 0..248: one of several of its lines
+    ret
+"""
+
+
+@needs_cc
+def test_census_names_an_access_at_an_unknown_offset_in_an_open_run(tmp_path: Path) -> None:
+    from kairos.wcet import driver
+    from kairos.wcet import microarch as ma
+    from kairos.wcet import report
+    elf = build(tmp_path, "ranged", asm_src=RANGED)
+    an = driver.run(str(elf), ["ranged"], sp0="__stack_top", census=True, infeasible_paths=False)
+    c = report.miss_census(an.results[0], an)
+    rows = {int(a["addr"], 16): a for a in c["accesses"]}
+    sym = an.image.symbol
+    assert list(rows[sym("opens").addr]["reasons"]) == [ma.SYM_FIRST]
+    assert list(rows[sym("at_index").addr]["reasons"]) == [ma.SYM_RANGE]
+    assert all(None not in a["reasons"] and "?" not in a["reasons"] for a in c["accesses"])
+    assert c["by_reason"][ma.SYM_RANGE]["misses"] == 1

@@ -1518,6 +1518,10 @@ class _Analysis:
             rec.reason, rec.wiper = (SYM_LOST, w) if w is not None else (SYM_FIRST, None)
             if runs.ranged and ins.addr in runs.ranged:
                 rec.reason = SYM_RANGE
+        elif runs.ranged and ins.addr in runs.ranged:
+            # an access at an unknown offset in a run that an earlier
+            # access opened: its miss is its own (``_Runs.access``)
+            rec.reason = SYM_RANGE
         return dpen, dcat, drange
 
     def _fetch(self, key: tuple[Context, int], k: int, penalty: int, lines: tuple[int, ...],
