@@ -41,8 +41,10 @@ def suite_append(filter_: str | None, extra: tuple[str, ...] = ()) -> str | None
 # Every size runs under -icount, each with its own ratio of virtual time to
 # instructions (1, 2 and 4 ns per instruction). Under -icount the guest's
 # clock counts instructions, so no host stall can stretch an interval the
-# tests measure, and a run is reproducible; the three ratios make the timer
-# interrupts land at different points of the same code. (With the host clock
+# tests measure while the guest runs (an idle wait still follows the host
+# clock: QEMU's sleep=on), and where the guest never idles a run repeats
+# itself; the three ratios make the timer interrupts land at different
+# points of the same code. (With the host clock
 # the 2 and 3 GiB runs failed on CI: a check-flavour system call lasts about
 # 250 µs there, half a 500 µs test budget, and sporadic refills split.)
 ICOUNT_SHIFT = {"1G": 0, "2G": 1, "3G": 2}
