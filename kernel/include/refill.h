@@ -215,7 +215,8 @@ static inline struct refill *refill_tail(struct sched_context *sc)
     ensures Refills(sc)[0].release_time == now && Refills(sc)[0].amount == budget;
     ensures budget >= refill_min_budget_ticks ==> refill_min(sc);
     ensures order: sc->period != 0 ==> ring_apart(sc, 0) && head_apart(sc);
-    ensures order: rel_below(sc, now); */
+    ensures order: rel_below(sc, now);
+    ensures order: sc->budget == budget && sc->period == (period == 0 || period == budget ? 0 : period); */
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
 
 /* Reconfigure a context that is in use (bound to a runnable thread) without
@@ -224,7 +225,14 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
  * one new period after the head's release. `usage`: what the context used
  * since it was last charged (it is running; 0 otherwise), taken off the head
  * exactly as refill_budget_check would, given that the head is ready and
- * holds usage + MIN_BUDGET (the scheduler's entry check). */
+ * holds usage + MIN_BUDGET (the scheduler's entry check).
+ * Order (behavior `ordered`, docs/proofs.md "Order"): a sporadic
+ * configuration (new_budget < new_period: ConfigureFlags) leaves the ring
+ * in order with the head ending strictly before the next release, given
+ * times that fit: `now`, and the old head's release + usage + the old
+ * period, at most 2^64 - 1 - new_period - new_budget (the caller's, not
+ * proved: sched_context_configure passes times since boot and periods of at
+ * most REFILL_MAX_PERIOD_US). */
 /*@ requires ring_memory(sc, new_period == 0 || new_period == new_budget ? REFILL_MIN_REFILLS
                                                                       : clamped_max(new_max_refills));
     requires sc->refill_count != 0 ==> refill_invariant(sc);
@@ -234,7 +242,13 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
             Refills(sc)[0 .. 1];
     ensures refill_invariant(sc) && sc->refill_count <= 2;
     ensures refill_sum(sc);
-    ensures new_budget >= refill_min_budget_ticks ==> refill_min(sc); */
+    ensures new_budget >= refill_min_budget_ticks ==> refill_min(sc);
+    behavior ordered:
+      assumes new_budget < new_period && now <= UINT64_MAX - new_period - new_budget;
+      assumes sc->refill_count != 0 ==>
+          Refills(sc)[sc->refill_head].release_time + usage + sc->period <= UINT64_MAX - new_period - new_budget;
+      ensures order: ring_apart(sc, 0) && head_apart(sc);
+      ensures order: rel_below(sc, UINT64_MAX - sc->budget); */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
                    u64 usage, u64 now);
 
@@ -261,13 +275,24 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
  * ends before the next refill's release. Returns true when the head was used up (round
  * robin: the time slice ended and was refilled; sporadic: the context must go
  * to the back of its priority's queue, or to the release queue if the new head
- * is not ready). */
+ * is not ready).
+ * Order (behavior `ordered`, docs/proofs.md "Order"): a sporadic ring in
+ * order stays in order, and after a charge (usage != 0) its head ends
+ * strictly before the next release, given every release at most 2^64 - 1 -
+ * budget - usage - (refill_count + 1) periods (the caller's times, not
+ * proved: charge_current's `usage` is time consumed since the last charge). */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc);
     ensures \old(sc->refill_count) != 0 ==> refill_min(sc);
-    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
+    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0;
+    behavior ordered:
+      assumes sc->refill_count != 0 && sc->period != 0 && ring_apart(sc, 0);
+      assumes rel_below(sc, UINT64_MAX - sc->budget - usage - sc->period - sc->refill_count * sc->period);
+      ensures charge: ring_apart(sc, 0);
+      ensures charge: usage != 0 || \old(head_apart(sc)) ==> head_apart(sc);
+      ensures charge: rel_below(sc, UINT64_MAX - sc->budget); */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
 /* The context starts being used at `now`: if the head is ready, its release
@@ -303,12 +328,21 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * value (true: the thread goes to the back of its queue, or to the release
  * queue if the new head is not ready). Consumed must count `usage` only.
  * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
- * the scheduler charges that way, with its one call of the charge. */
+ * the scheduler charges that way, with its one call of the charge.
+ * Order: as refill_budget_check's, with the charge at most the larger of
+ * `usage` and the head's amount in the bound. */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures \old(sc->refill_count) != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
-    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0; */
+    ensures \old(sc->refill_count) == 0 ==> sc->refill_count == 0;
+    behavior ordered:
+      assumes sc->refill_count != 0 && sc->period != 0 && ring_apart(sc, 0);
+      assumes rel_below(sc, UINT64_MAX - sc->budget - \max(usage, Refills(sc)[sc->refill_head].amount) -
+                            sc->period - sc->refill_count * sc->period);
+      ensures charge: ring_apart(sc, 0);
+      ensures charge: usage != 0 || \old(head_apart(sc)) ==> head_apart(sc);
+      ensures charge: rel_below(sc, UINT64_MAX - sc->budget); */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
 {

@@ -141,6 +141,16 @@ static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
   static void rel_below_join(struct sched_context *sc) { }
 */
 
+/* A lemma function (order): a ring of at most two refills whose head ends
+ * before the next is released is in order (refill_update's new ring; the
+ * provers did not take the step from the one pair to ring_apart's
+ * quantifier within that function's goal). */
+/*@ ghost
+  /@ assigns \nothing;
+     ensures order: sc->refill_count <= 2 && head_apart(sc) ==> ring_apart(sc, 0); @/
+  static void apart_two(struct sched_context *sc) { }
+*/
+
 /* The ring reset to one refill (head 0) takes its first slot. */
 /*@ requires refill_invariant(sc) && sc->refill_head == 0 && sc->refill_count == 1;
     assigns Refills(sc)[0];
@@ -674,11 +684,17 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
 
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now)
 {
+    /* Order: the bound's product is not negative (a ring left as it was
+     * keeps the weaker bound of the postcondition). */
+    /*@ ghost if (sc->refill_count != 0) period_step(sc->refill_count, sc->period); */
     if (sc->refill_count == 0 || usage == 0)
         return false;
     u64 min_budget = refill_min_budget();
     if (refill_round_robin(sc))
         return round_robin_charge(sc, usage, now, min_budget);
+    /* Order: a sporadic context's amounts add up to its budget (refill_sum),
+     * so the charge's bound on the releases is the contract's. */
+    /*@ for ordered: assert charge: ring_sum(sc) == sc->budget; */
     return sporadic_charge(sc, usage, min_budget);
 }
 
@@ -723,7 +739,11 @@ bool refill_yield(struct sched_context *sc, u64 usage, u64 now)
 /*@ requires refill_invariant(sc) && refill_min(sc);
     requires usage + refill_min_budget_ticks <= UINT64_MAX;
     assigns \nothing;
-    ensures \result.amount >= refill_min_budget_ticks; */
+    ensures \result.amount >= refill_min_budget_ticks;
+    behavior fits:
+      assumes Refills(sc)[sc->refill_head].release_time + usage + sc->period <= UINT64_MAX;
+      ensures order: \result.release_time <=
+                         \max(now, Refills(sc)[sc->refill_head].release_time + usage + sc->period); */
 static struct refill head_after_use(struct sched_context *sc, u64 usage, u64 now)
 {
     struct refill h = *refill_head(sc);
@@ -745,6 +765,11 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
 {
     if (sc->refill_count == 0) {
         refill_new(sc, new_max_refills, new_budget, new_period, now);
+        /* Order: refill_new's, for the sporadic configuration. */
+        /*@ for ordered: assert order: sc->period != 0 && sc->budget == new_budget; */
+        /*@ for ordered: assert order: ring_apart(sc, 0) && head_apart(sc); */
+        /*@ for ordered: assert order: now <= UINT64_MAX - sc->budget; */
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - sc->budget); */
         return;
     }
     bool rr = new_period == 0 || new_period == new_budget;
@@ -754,6 +779,9 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
      * because only the head is kept). */
     struct refill h = usage ? head_after_use(sc, usage, now) : *refill_head(sc);
     /*@ assert \at(sc->refill_count, Pre) != 0 ==> h.amount >= refill_min_budget_ticks; */
+    /* Order: the kept head's release leaves room for the new period and
+     * budget (the bound the caller gives). */
+    /*@ for ordered: assert order: h.release_time <= UINT64_MAX - new_period - new_budget; */
     sc->period = rr ? 0 : new_period;
     sc->budget = new_budget;
     sc->refill_max = rr ? REFILL_MIN_REFILLS : clamp_max(new_max_refills);
@@ -763,6 +791,8 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
      * to `now` would release it early). */
     if (h.release_time < now)
         h.release_time = now;
+    /*@ for ordered: assert order: h.release_time <= UINT64_MAX - new_period - new_budget; */
+    /*@ for ordered: assert order: !rr && sc->period == new_period && sc->budget == new_budget; */
     if (h.amount >= new_budget) {
         h.amount = new_budget;
         set_only(sc, h);
@@ -770,6 +800,10 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
             add_tail(sc, (struct refill){ .release_time = h.release_time, .amount = 0 });
         /*@ assert ring_sum(sc) == sc->budget; */
         /*@ assert Refills(sc)[sc->refill_head].amount == sc->budget; */
+        /* Order: a sporadic ring of one refill. */
+        /*@ for ordered: assert order: sc->refill_count == 1 && pos_rel(sc, 0) == h.release_time; */
+        /*@ for ordered: assert order: ring_apart(sc, 0) && head_apart(sc); */
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - sc->budget); */
     } else {
         /* The extra budget must not be usable before one new period after
          * the head's release (§8 item 13). Correction (§8 item 31): Listing
@@ -779,6 +813,18 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
                                       .amount = new_budget - h.amount });
         /*@ assert ring_sum(sc) == sc->budget; */
         /*@ assert Refills(sc)[sc->refill_head].amount == h.amount; */
+        /* Order: the head ends before the new period is over (its amount
+         * is below the new budget, which is below the period), when the
+         * tail is released. */
+        /*@ for ordered: assert order: sc->refill_count == 2 && ring_slot(sc, 0) == 0 && ring_slot(sc, 1) == 1; */
+        /*@ for ordered: assert order: pos_rel(sc, 0) == h.release_time && pos_amt(sc, 0) == h.amount; */
+        /*@ for ordered: assert order: pos_rel(sc, 1) == h.release_time + new_period; */
+        /*@ for ordered: assert order: h.amount < new_period; */
+        /*@ for ordered: assert order: pos_rel(sc, 0) + pos_amt(sc, 0) < pos_rel(sc, 1); */
+        /*@ for ordered: assert order: head_apart(sc); */
+        /*@ ghost apart_two(sc); */
+        /*@ for ordered: assert order: ring_apart(sc, 0); */
+        /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - sc->budget); */
     }
 }
 
