@@ -95,6 +95,15 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("refill-order", "kernel/refill.c", "merge_overlapping",
      "    return !single(sc) && h->release_time + h->amount >= next_of_head(sc)->release_time;",
      "    return !single(sc) && h->release_time + h->amount > next_of_head(sc)->release_time;"),
+    # order (refill-order set): a reconfiguration releases the extra budget
+    # with the kept head instead of one new period after it (the thesis's
+    # §8 item 13): the head then overlaps the new refill, so refill_update's
+    # order and non-overlap fails (its assertion on the tail's release, from
+    # which ring_apart and head_apart follow); the sum, the invariant and the
+    # minimum budget still hold (the refill set proves 75/75 on it)
+    ("refill-order", "kernel/refill.c", "refill_update",
+     "        add_tail(sc, (struct refill){ .release_time = h.release_time + sc->period,",
+     "        add_tail(sc, (struct refill){ .release_time = h.release_time,"),
     # charge (refill-charge set): the sporadic charge no longer merges the
     # head at the end: after a split, an overrun's delay or a small-head
     # merge the head may overlap (or follow) the next refill, so the
