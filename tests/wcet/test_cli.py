@@ -244,6 +244,39 @@ def test_shared_contexts_keep_the_bound(tmp_path: Path) -> None:
     assert tot_full == tot_shared > 0
 
 
+def test_shared_contexts_lose_as_few_as_needed(tmp_path: Path) -> None:
+    """A program one context over the budget flattens the function whose
+    flattening removes the fewest contexts while still fitting (the least
+    precision lost), not the most multiplied one."""
+    from kairos.wcet.cfg import build_program
+    from kairos.wcet.elfimage import ElfImage
+    elf_path = build(tmp_path, "shared", SHARED_SRC)
+
+    def fresh():
+        return build_program(ElfImage(str(elf_path)), ["main"])
+    p = fresh()
+    n_full = sum(p.context_counts("main").values())
+    budget = n_full - 1
+    names = p.limit_contexts("main", budget)
+    assert len(names) == 1
+    kept = sum(p.context_counts("main").values())
+    assert kept <= budget
+    # every other single function that would fit keeps no more contexts
+    counts = fresh().context_counts("main")
+    fits = []
+    for fe, n in counts.items():
+        q = fresh()
+        if fe == q.function("main").entry or n < 2:
+            continue
+        q.flatten.add(fe)
+        after = sum(q.context_counts("main").values())
+        if after <= budget:
+            fits.append((after, q.functions[fe].name))
+    assert len(fits) >= 2, fits                    # a real choice
+    assert len({a for a, _ in fits}) >= 2, fits    # and the choices differ
+    assert kept == max(a for a, _ in fits), (names, fits)
+
+
 def test_documented_annotation_example_parses() -> None:
     import re
     from kairos.wcet import annotations

@@ -276,7 +276,13 @@ class Program:
 
     def limit_contexts(self, entry: str | int, budget: int) -> list[str]:
         """Flatten the functions whose call strings multiply most until at most
-        ``budget`` contexts remain below ``entry``; returns their names."""
+        ``budget`` contexts remain below ``entry``; returns their names.
+
+        Each step flattens, among the functions whose flattening alone would
+        bring the count within the budget, the one that removes the fewest
+        contexts (the least precision lost: a kernel a few contexts over the
+        budget loses a leaf's contexts, not those of its system-call
+        handler); when none would, the one that removes the most."""
         root = self.function(entry).entry
         chosen: list[str] = []
         while True:
@@ -292,10 +298,12 @@ class Program:
                     if g_ in count and g_ not in self.flatten:
                         w += len(self.callgraph[f][g_]["sites"]) * weight[g_]
                 weight[f] = w
-            best = max((f for f in count if f != root and f not in self.flatten and count[f] > 1),
-                       key=lambda f: (count[f] - 1) * weight[f], default=None)
-            if best is None:
+            cands = [f for f in count if f != root and f not in self.flatten and count[f] > 1]
+            if not cands:
                 return chosen
+            saving = {f: (count[f] - 1) * weight[f] for f in cands}
+            enough = [f for f in cands if saving[f] >= total - budget]
+            best = min(enough, key=lambda f: (saving[f], f)) if enough else max(cands, key=lambda f: saving[f])
             self.flatten.add(best)
             chosen.append(self.functions[best].name)
 
