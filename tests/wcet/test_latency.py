@@ -185,3 +185,40 @@ def test_miss_census_of_the_worst_region(minikernel, tmp_path: Path, capsys) -> 
     assert rc == 0
     assert "(region): data-cache misses on the worst path" in " ".join(out.split())
     assert json.loads(js.read_text())["misses"]["region"]["cycles"] == c["cycles"]
+
+
+@pytest.fixture(scope="module")
+def exclusive(tmp_path_factory) -> tuple[Path, Path]:
+    out = tmp_path_factory.mktemp("exclusive")
+    elf = progbuild.build("minikernel_exclusive", out)
+    ann = out / "exclusive.toml"
+    ann.write_text('preemption = ["preemption_point"]\n')
+    return elf, ann
+
+
+@pytest.mark.parametrize("table", [True, False])
+def test_infeasible_paths_are_cut_from_the_worst_region(exclusive, table: bool) -> None:
+    # handle_syscall runs clear_a or clear_b, never both: the ILP alone takes
+    # both; the refinement finds the conflict on the region's worst path
+    elf, ann = exclusive
+    ann_ = annotations.load(str(ann))
+    off = regions.analyse(str(elf), ann_, model_name="simple", table=table, infeasible_paths=False)
+    on = regions.analyse(str(elf), ann_, model_name="simple", table=table)
+    assert off.refinements == {}
+    assert on.bound < off.bound
+    name = "kernel entry -> handle_syscall" if table else "kernel entry"
+    ref = on.refinements[name]
+    assert ref.bound_before == off.bound and ref.bound_after == on.bound
+    assert any(c.kind == "conflict" and any("minikernel_exclusive.c" in s for s in c.sources)
+               for c in ref.conflicts), ref.conflicts
+    # the refined worst path still runs one of the two operations: the cut is
+    # of the combination, not of either branch
+    funcs = {s.function for s in on.worst.response_path}
+    assert len(funcs & {"clear_a", "clear_b"}) == 1, funcs
+    # sound: no feasible path is cut. Each operation alone (the whole-entry
+    # analysis of the paths that call one and not the other) still fits, with
+    # the interrupt entry charged at the sret that ends the region
+    each = [driver.run(str(elf), [f"trap_entry@handle_syscall,{a},!{b}"], "simple", ann_,
+                       infeasible_paths=False).results[0].bound
+            for a, b in (("clear_a", "clear_b"), ("clear_b", "clear_a"))]
+    assert on.bound >= max(each) + on.interrupt_entry

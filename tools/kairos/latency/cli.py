@@ -38,6 +38,12 @@ def register(sub) -> None:
     p.add_argument("--no-unwind-facts", action="store_true",
                    help="do not tie a taken preemption point's result to its callers' tests on the handling "
                         "path (to measure what the facts gain)")
+    p.add_argument("--no-infeasible-paths", action="store_true",
+                   help="do not refine the worst regions by the SMT search for infeasible paths and flag facts "
+                        "(as kairos wcet --no-infeasible-paths; for comparison)")
+    p.add_argument("--infeasible-budget", type=float, default=None, metavar="SECONDS",
+                   help="effort of the infeasible-path search per refined region, in nominal seconds "
+                        "(default: kairos wcet's)")
     p.add_argument("--worst-handling", action="store_true",
                    help="charge every region ending at a preemption point the worst handling path of any "
                         "preemption point (the composition before per-poll handling paths; for comparison)")
@@ -96,7 +102,10 @@ def _run(args: argparse.Namespace) -> int:
     kw = dict(model_name=args.model, entry=args.entry, context_budget=budget, table=not args.bound_only,
               top_lengths=args.top, all_lengths=bool(args.observe),
               unwind_facts=not args.no_unwind_facts, return_facts=not args.no_return_facts, per_poll_handling=not args.worst_handling,
-              census=args.misses)
+              census=args.misses, infeasible_paths=not args.no_infeasible_paths,
+              infeasible_budget=args.infeasible_budget)
+    if args.infeasible_budget is not None and args.infeasible_budget < 0:
+        raise WcetError("--infeasible-budget must be >= 0")
     if not args.quiet and err.is_terminal:
         with Progress(TextColumn("[bold]latency[/]"), BarColumn(), TextColumn("{task.description}"),
                       TimeElapsedColumn(), console=err, transient=True) as prog:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kairos.latency import unwind
-from kairos.wcet import ipet, returnfacts
+from kairos.wcet import infeasible, ipet, returnfacts
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import NORETURN_NAMES, Context, Program, Term, build_program
@@ -107,6 +107,9 @@ class LatencyResult:
     #: worst region's own path ("region") and of the handling path charged
     #: at its end when that is the interrupt entry ("interrupt entry")
     misses: dict[str, dict] | None = None
+    #: the infeasible-path refinement of each region it was run on (the
+    #: worst ones, until the worst is refined): region name -> result
+    refinements: dict[str, infeasible.Refinement] = field(default_factory=dict)
 
     @property
     def bound(self) -> int:
@@ -208,7 +211,8 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
             context_budget: int | None = DEFAULT_CONTEXT_BUDGET, table: bool = True, top_lengths: int = 10,
             all_lengths: bool = False, progress: Callable[[str, float], None] | None = None,
             unwind_facts: bool = True, per_poll_handling: bool = True, census: bool = False,
-            return_facts: bool = True) -> LatencyResult:
+            return_facts: bool = True, infeasible_paths: bool = True,
+            infeasible_budget: float | None = None) -> LatencyResult:
     """Bound every region below ``entry`` (``table``: one ILP solve per
     region; otherwise one solve over all starts gives the bound and the
     worst region only), and the own length of the worst context of the
@@ -220,7 +224,13 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     the data-cache misses of the worst region's path by reason
     (``LatencyResult.misses``; the bounds are the same).  ``return_facts``:
     tie each tested returned value to the returns that can give it
-    (``wcet.returnfacts``), in the handling paths and the regions."""
+    (``wcet.returnfacts``), in the handling paths and the regions.
+    ``infeasible_paths``: refine the worst region's solution as ``kairos
+    wcet`` refines an entry's (``wcet.infeasible.refine``: path conflicts
+    and flag facts found by SMT on its worst path), then the next worst
+    while the refined one drops below it, so the bound is that of a refined
+    region; ``infeasible_budget`` is the effort per region (nominal seconds,
+    ``infeasible.DEFAULT_BUDGET`` if None)."""
     t0 = time.perf_counter()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
@@ -340,15 +350,47 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
                                    starts=rstarts, stop_blocks=wfi_blocks, sink_cost=end_cost,
                                    graph_ready=region_variants)
     g = index["graph"]
+    variants = region_variants(g)
+    refinements: dict[str, infeasible.Refinement] = {}
+    src = [e for e, (a, b) in enumerate(g.edges) if a == ipet.SOURCE]
+
+    def start_of(res: ipet.IpetResult) -> Start:
+        """The start a one-solve-over-every-start solution took."""
+        picked = [s for s, e in zip([None] + resumed, src) if _flow_from(res, g, e)]
+        return picked[0] if picked and picked[0] is not None else entries[0]
+
     if not table:
-        # one solve over every start: which one the worst path took
-        src = [e for e, (a, b) in enumerate(g.edges) if a == ipet.SOURCE]
-        picked = [s for s, e in zip([None] + resumed, src) if _flow_from(with_end[0], g, e)]
-        first = picked[0] if picked and picked[0] is not None else entries[0]
-        pairs = [(first, with_end[0])]
+        pairs = [(start_of(with_end[0]), with_end[0])]
     else:
         pairs = list(zip(all_starts, with_end))
     pairs.sort(key=lambda p: -p[1].bound)
+    if infeasible_paths and not program.recursive_scc:
+        # Refine the worst region, and again the worst while a refined one
+        # falls below an unrefined one: the bound is then that of a region
+        # whose worst path the search saw (or gave up on). Each conflict is
+        # a stretch of that region's path no execution runs (its literals
+        # start from an unknown state at the region's start), so it holds
+        # for every start; the flag facts hold per entry, so per region.
+        say("infeasible paths", 0.8)
+        facts = infeasible.ProgramFacts(program)
+        budget = infeasible.DEFAULT_BUDGET if infeasible_budget is None else infeasible_budget
+        variant_of = {id(s): v for s, v in zip(all_starts, variants)} if table else {}
+        done: set[int] = set()
+        while pairs and id(pairs[0][0]) not in done and len(done) < MAX_REFINED_REGIONS:
+            s0, _r0 = pairs[0]
+            v0 = variant_of.get(id(s0), {}) if table else {}
+
+            def solve(more: list, v0: dict[int, float] = v0) -> ipet.IpetResult:
+                return ipet.solve_variants(program, entry, region_bounds, cost_fn, pen_fn, stop_calls,
+                                           extra_constraints=[*region_facts, *more], forests=forests,
+                                           starts=rstarts, stop_blocks=wfi_blocks, sink_cost=end_cost,
+                                           graph_ready=lambda _g: [v0])[0]
+            res, ref = infeasible.refine(program, entry, solve, forests, budget=budget, facts=facts)
+            s1 = s0 if table else start_of(res)
+            done.add(id(s1))
+            refinements[_start_name(s1, image, table)] = ref
+            pairs[0] = (s1, res)
+            pairs.sort(key=lambda p: -p[1].bound)
     # own lengths: of the worst context of each of the first top_lengths sites
     top, sites = [], set()
     for s, r in pairs:
@@ -379,10 +421,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         ra = lengths.get(id(s))
         chain = g.chains.get(s.ctx, [entry])
         src = image.source_of(s.site)
-        if s.kind == "entry":
-            name = f"kernel entry -> {s.function}" if table else "kernel entry"
-        else:
-            name = f"after {'preemption point' if s.kind == 'poll' else 'wfi'} in {s.function} ({src})"
+        name = _start_name(s, image, table)
         regions.append(Region(s, name, chain, src, ra.bound if ra else None, rw.bound,
                               _describe_end(rw, g, program, polls), rw.end_cycles,
                               ra.path if ra else [], rw.path))
@@ -407,7 +446,19 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
             misses["interrupt entry"] = census_of(costs, irq_entry, image)
     return LatencyResult(elf, model_name, entry, regions, irq_entry.bound, irq_entry.path, handling, params,
                          sorted(n for n in poll_names if n), len(all_starts), time.perf_counter() - t0, warnings,
-                         per_site, misses)
+                         per_site, misses, refinements)
+
+
+#: at most this many regions are refined (each refinement costs up to its
+#: effort budget; the worst region of the kernel needs one or two)
+MAX_REFINED_REGIONS = 8
+
+
+def _start_name(s: Start, image: ElfImage, table: bool) -> str:
+    if s.kind == "entry":
+        return f"kernel entry -> {s.function}" if table else "kernel entry"
+    kind = "preemption point" if s.kind == "poll" else "wfi"
+    return f"after {kind} in {s.function} ({image.source_of(s.site)})"
 
 
 def _flow_from(res: ipet.IpetResult, g: ipet.InlinedGraph, edge: int) -> bool:

@@ -86,7 +86,8 @@ def to_json(res: LatencyResult) -> dict:
             "analysis_seconds": round(res.seconds, 2),
             "worst_region": {"name": worst.name, "context": worst.chain, "response_cycles": worst.response,
                              "length_cycles": worst.length, "end": worst.end},
-            "regions": regions, "warnings": res.warnings, "misses": res.misses}
+            "regions": regions, "warnings": res.warnings, "misses": res.misses,
+            "infeasible_paths": {name: ref.as_dict() for name, ref in res.refinements.items()}}
 
 
 def write_json(res: LatencyResult, path: str) -> None:
@@ -127,6 +128,9 @@ def print_summary(res: LatencyResult, console: Console, top: int = 10, show_path
             steps = path_summary(image, path, limit=8)
             console.print(f"#{i} {r.name}: " + " > ".join(f"{s['function']} ({s['source']}, {s['cycles']:,})"
                                                         for s in steps))
+    for name, ref in res.refinements.items():
+        console.print(f"infeasible paths in '{name}': {ref.bound_before:,} -> {ref.bound_after:,} cycles, "
+                      f"{len(ref.conflicts)} facts, {ref.iterations} re-solves ({ref.stopped})")
     if res.parameters:
         console.print("parameters: " + ", ".join(f"{k}={v['value']}" for k, v in res.parameters.items()))
     for wmsg in res.warnings:
@@ -192,6 +196,12 @@ def write_html(res: LatencyResult, path: str, top: int = 10) -> None:
             out.append(f"<tr><td>{e(s['function'])}</td><td>{e(s['source'])}</td>"
                        f"<td class=n>{s['cycles']:,}</td></tr>")
         out.append("</table>")
+    if res.refinements:
+        out.append("<h2>Infeasible paths</h2><ul>" + "".join(
+            f"<li>{e(name)}: {ref.bound_before:,} &rarr; {ref.bound_after:,} cycles, {len(ref.conflicts)} facts "
+            f"({e(ref.stopped)})<ul>" + "".join(f"<li>{e(c.text)} ({e(', '.join(c.sources))})</li>"
+                                                for c in ref.conflicts) + "</ul></li>"
+            for name, ref in res.refinements.items()) + "</ul>")
     if res.warnings:
         out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(w)}</li>" for w in res.warnings) + "</ul>")
     out.append("</body></html>")
