@@ -275,6 +275,10 @@ def test_shared_contexts_lose_as_few_as_needed(tmp_path: Path) -> None:
     assert len(fits) >= 2, fits                    # a real choice
     assert len({a for a, _ in fits}) >= 2, fits    # and the choices differ
     assert kept == max(a for a, _ in fits), (names, fits)
+    # a function to keep (the latency analysis's preemption points) is never shared
+    q = fresh()
+    other = q.limit_contexts("main", budget, keep={q.function(names[0]).entry})
+    assert names[0] not in other and sum(q.context_counts("main").values()) <= budget
 
 
 def test_documented_annotation_example_parses() -> None:

@@ -237,11 +237,12 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     image = ElfImage(elf)
     program = build_program(image, [entry], noreturn=annotations.noreturn)
     warnings: list[str] = []
+    polls = {image.symbol(n).addr for n in sorted(annotations.preemption) if image.has_symbol(n)}
     if context_budget:
-        shared = program.limit_contexts(entry, context_budget)
+        # a poll's call contexts are region starts: never shared
+        shared = program.limit_contexts(entry, context_budget, keep=polls)
         if shared:
             warnings.append("shared call contexts (context-insensitive) for: " + ", ".join(shared))
-    polls = {image.symbol(n).addr for n in sorted(annotations.preemption) if image.has_symbol(n)}
     # a call of a function that never returns by name (kernel_panic) ends the system, not a response
     stops = {f.entry for f in program.functions.values()
              if f.name in NORETURN_NAMES | annotations.noreturn and f.entry != program.function(entry).entry}

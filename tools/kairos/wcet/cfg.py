@@ -274,7 +274,7 @@ class Program:
                     count[g_] += c * len(self.callgraph[f][g_]["sites"])
         return count
 
-    def limit_contexts(self, entry: str | int, budget: int) -> list[str]:
+    def limit_contexts(self, entry: str | int, budget: int, keep: Iterable[int] = ()) -> list[str]:
         """Flatten the functions whose call strings multiply most until at most
         ``budget`` contexts remain below ``entry``; returns their names.
 
@@ -282,7 +282,10 @@ class Program:
         bring the count within the budget, the one that removes the fewest
         contexts (the least precision lost: a kernel a few contexts over the
         budget loses a leaf's contexts, not those of its system-call
-        handler); when none would, the one that removes the most."""
+        handler); when none would, the one that removes the most. The
+        functions in ``keep`` (entry addresses) are never flattened: the
+        latency analysis keeps its preemption-point functions, whose call
+        contexts are its region starts."""
         root = self.function(entry).entry
         chosen: list[str] = []
         while True:
@@ -298,7 +301,7 @@ class Program:
                     if g_ in count and g_ not in self.flatten:
                         w += len(self.callgraph[f][g_]["sites"]) * weight[g_]
                 weight[f] = w
-            cands = [f for f in count if f != root and f not in self.flatten and count[f] > 1]
+            cands = [f for f in count if f != root and f not in self.flatten and f not in keep and count[f] > 1]
             if not cands:
                 return chosen
             saving = {f: (count[f] - 1) * weight[f] for f in cands}
