@@ -166,10 +166,15 @@ def test_on_target_suite(ktest_elf, check_kernel, tmp_path, memory):
 def test_on_target_suites_with_forced_preemption(ktest_elf, check_kernel):
     """Boot argument preempt=force (check flavour): every third preemption
     point reports an interrupt pending, so deleting endpoints and
-    notifications with waiters, IRQ handler changes and TCB deletions stop
+    notifications with waiters, IRQ handler changes, TCB deletions and
+    configures, and CNode deletes (every completed delete is followed by a
+    preemption point, and so is a CNode or TCB turned into a zombie) stop
     and are re-executed part way, over and over (the untyped reset is left
     out: its chunks would make this run take hours). The IPC, notification,
-    IRQ and TCB suites must pass as they do without it, with the invariant
+    IRQ and TCB suites and the CNode delete tests must pass as they do
+    without it (not the CNode suite's 2^18-slot deletes: restarted every
+    third slot, with the invariant checker after each entry, they would take
+    hours), with the invariant
     checker after every system call, and restarts must have happened
     (ipc/deleting_an_endpoint_restarts_every_queued_sender_once asserts one
     in its own delete). The release-queue tests run too (every release is
@@ -180,7 +185,7 @@ def test_on_target_suites_with_forced_preemption(ktest_elf, check_kernel):
     place (untyped/retype_preempted_part_way_finishes_in_place asserts its
     restarts)."""
     r, passed = run_suite(check_kernel, ktest_elf, "1G",
-                          "ipc,notification,irq,tcb,sched/release_order*,sched/threads_due*,"
+                          "ipc,notification,irq,tcb,cnode/delete_*,cnode/revoke_untyped*,cnode/badged*,sched/release_order*,sched/threads_due*,"
                           "untyped/retype_preempted*,zz_report",
                           extra=("preempt=force",))
     assert passed > 100

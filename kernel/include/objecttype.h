@@ -25,15 +25,29 @@ bool cap_is_physical(cap_t c);
 paddr_t cap_object_base(cap_t c);
 word_t cap_object_size(cap_t c);
 
-/* Finalise cap c (final: the last cap to its object). Returns false if it
- * stopped at a preemption point (an endpoint or notification with threads
- * still to restart, an IRQ handler's notification cap): nothing to remove
- * yet, the cap stays and the delete is re-executed. Otherwise *remainder is
- * what it left behind: nothing (null), or a zombie the caller deletes step
- * by step (CNodes, TCBs). The flag is the return value, in a register, so
- * that the WCET analysis's unwinding facts (docs/wcet.md) follow it from a
- * taken poll up to the delete loops' tests. */
-bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder);
+/* The last cap to a CNode or TCB leaves a zombie naming the object's slots,
+ * which the delete loops (cdt.c) empty one per step; every other type is
+ * finalised in one step and its slot emptied at once. */
+static inline bool cap_leaves_zombie(cap_t c)
+{
+    word_t t = cap_type(c);
+    return t == CAP_CNODE || t == CAP_THREAD || t == CAP_ZOMBIE;
+}
+
+/* Finalise cap c of a type that leaves no zombie (final: the last cap to
+ * its object). Returns false if it stopped at a preemption point (an
+ * endpoint or notification with threads still to restart, an IRQ handler's
+ * notification cap): the cap stays and the delete is re-executed;
+ * otherwise the slot may be emptied. The flag is the return value, in a
+ * register, so that the WCET analysis's unwinding facts (docs/wcet.md)
+ * follow it from a taken poll up to the delete loops' tests. */
+bool finalise_cap(cap_t c, bool final);
+/* A CNode, TCB or zombie cap (cap_leaves_zombie): the zombie to reduce, or
+ * null when c is not the last cap to its object. Two functions, not one
+ * with a remainder: the delete loops then branch on the cap's type before
+ * any finalisation, so no path (the WCET analysis's included) finalises an
+ * SC and then reduces a zombie in the same step. */
+cap_t finalise_to_zombie(cap_t c, bool final);
 
 /* Create one object of `type` at paddr (zeroed memory) and return its cap. */
 cap_t create_object(enum object_type type, paddr_t paddr, word_t size_bits, bool device);

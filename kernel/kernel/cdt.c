@@ -29,13 +29,15 @@
  * invoked (InvalidCapability) or copied (derive gives null), but can be moved
  * and deleted like any cap.
  *
- * Longest non-preemptible step: one iteration of delete_unexposed, i.e. the
- * finalisation of one cap (finalise_cap: unmapping one frame or page table,
- * freeing an ASID pool's entry, suspending and unbinding one thread, or
- * unbinding one scheduling context), plus is-final (two neighbour
- * comparisons), one swap or unlink (O(1) pointer updates), and the bookkeeping
- * of the enclosing exposed and revoke iterations. No step depends on the size
- * of a CNode or on the number of caps. */
+ * Longest non-preemptible step: the finalisation of one cap (finalise_cap:
+ * unmapping one frame or page table, freeing an ASID pool's entry, unbinding
+ * one scheduling context; finalise_to_zombie: suspending and unbinding one
+ * thread), plus is-final (two neighbour comparisons) and one swap or unlink
+ * (O(1) pointer updates). A preemption point follows every completed delete
+ * of a slot and every cap turned into a zombie, so a region holds at most
+ * one object's finalisation, never one and then what the system call does
+ * after the delete (a TCB configure's insert, the reply, the exit). No step
+ * depends on the size of a CNode or on the number of caps. */
 #include <arch/memory.h>
 #include <cdt.h>
 #include <invariants.h>
@@ -299,13 +301,23 @@ static bool removable(cap_t r, const cte_t *slot)
     return n == 0 || (n == 1 && zombie_slots(r) == slot);
 }
 
-/* Returns false if finalisation stopped at a preemption point. */
-static bool finalise_one(cte_t *slot, cap_t *remainder)
+/* Is the cap in slot the last reference to its object? A zombie is by
+ * construction. */
+static bool slot_is_final(const cte_t *slot)
 {
-    /* A zombie is the last reference to its object by construction. */
-    bool final = cap_type(slot->cap) == CAP_ZOMBIE || cdt_is_final_cap(slot);
-    return finalise_cap(slot->cap, final, false, remainder);
+    return cap_type(slot->cap) == CAP_ZOMBIE || cdt_is_final_cap(slot);
 }
+
+/* The slot is empty: the delete is done, and it stays done if the system
+ * call stops here (a re-executed call finds the slot empty and goes on
+ * after it). So the finalisation of the cap's object (an SC unbound from
+ * its thread and taken out of the release queue, a thread suspended, a
+ * frame unmapped) and what the call does after the delete (the insert of a
+ * TCB configure or an IRQ SetHandler, the reply, the exit) are two regions,
+ * not one (Blackham ch. 5). Taken after every delete, final or not: the
+ * WCET analysis cannot relate a flag saying "final" to the finalisation
+ * branch finalise_cap took. Returns false if an interrupt is pending. */
+static bool slot_deleted(void) { return !preemption_point(); }
 
 /* seL4's cteDelete(slot, false), used on a slot inside an object that is
  * being destroyed. Returns false if it stopped at a preemption point. On
@@ -318,12 +330,16 @@ static bool delete_unexposed(cte_t *slot)
     for (;;) {
         if (cap_is_null(slot->cap))
             return true;
-        cap_t rem;
-        if (!finalise_one(slot, &rem))
-            return false;
+        if (!cap_leaves_zombie(slot->cap)) {
+            if (!finalise_cap(slot->cap, slot_is_final(slot)))
+                return false;
+            empty_slot(slot);
+            return slot_deleted();
+        }
+        cap_t rem = finalise_to_zombie(slot->cap, slot_is_final(slot));
         if (removable(rem, slot)) {
             empty_slot(slot);
-            return true;
+            return slot_deleted();
         }
         slot->cap = rem; /* the zombie keeps the slot's place in the tree */
         cte_t *first = zombie_slots(rem);
@@ -347,14 +363,33 @@ static bool delete_exposed(cte_t *slot)
     for (;;) {
         if (cap_is_null(slot->cap))
             return true;
-        cap_t rem;
-        if (!finalise_one(slot, &rem))
-            return false;
-        if (removable(rem, slot)) {
+        if (!cap_leaves_zombie(slot->cap)) {
+            if (!finalise_cap(slot->cap, slot_is_final(slot)))
+                return false;
             empty_slot(slot);
-            return true;
+            return slot_deleted();
         }
-        slot->cap = rem;
+        if (cap_type(slot->cap) != CAP_ZOMBIE) {
+            /* The last cap to a CNode or TCB becomes a zombie (a TCB is
+             * taken out of the scheduler first). The zombie records that
+             * step, so a re-executed delete goes on with reducing it, and
+             * the finalisation and the first slot's delete are two
+             * regions, not one. A cap that is not the last one is simply
+             * removed. */
+            cap_t rem = finalise_to_zombie(slot->cap, slot_is_final(slot));
+            if (cap_is_null(rem)) {
+                empty_slot(slot);
+                return slot_deleted();
+            }
+            slot->cap = rem;
+            if (preemption_point())
+                return false;
+            continue;
+        }
+        if (removable(slot->cap, slot)) {
+            empty_slot(slot);
+            return slot_deleted();
+        }
         cap_t z = slot->cap;
         word_t n = cap_zombie_number(z); /* >= 1: not removable */
         cte_t *end = zombie_slots(z) + (n - 1);

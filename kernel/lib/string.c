@@ -119,3 +119,26 @@ NO_LOOP_PATTERNS int strncmp(const char *a, const char *b, size_t n)
     }
     return 0;
 }
+
+/* Copy eight words from s to d: all eight read, then all eight written.
+ * Out of line on purpose: for the WCET analysis each call's s and d are
+ * new pointers, and each run of eight accesses touches at most two lines
+ * of its buffer (one if it is line-aligned), and a refill of the other
+ * buffer's lines can only come after the reads it would disturb
+ * (docs/processor-model.md §3 "Symbolic lines"). Inlined in a loop, the
+ * pointers would be induction variables, charged a miss per word
+ * (docs/wcet.md "Interrupt latency"). The two runs must be the same or
+ * disjoint. Used for IPC messages (endpoint.c) and the kernel half of a
+ * new root page table (arch/riscv/vspace.c). */
+__attribute__((noinline)) void copy_8_words(unsigned long *d, const unsigned long *s)
+{
+    unsigned long w0 = s[0], w1 = s[1], w2 = s[2], w3 = s[3], w4 = s[4], w5 = s[5], w6 = s[6], w7 = s[7];
+    d[0] = w0;
+    d[1] = w1;
+    d[2] = w2;
+    d[3] = w3;
+    d[4] = w4;
+    d[5] = w5;
+    d[6] = w6;
+    d[7] = w7;
+}

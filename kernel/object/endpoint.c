@@ -14,6 +14,7 @@
 #include <objecttype.h>
 #include <preemption.h>
 #include <queue.h>
+#include <string.h>
 #include <thread.h>
 
 /* The queue holds senders if its head is a sender (all its threads are the
@@ -36,28 +37,6 @@ static void block_on(struct tcb *t, struct endpoint *ep, enum thread_state s)
     t->blocking_object = ep;
     thread_set_state_unqueued(t, s);
     tqueue_insert(&ep->queue, t);
-}
-
-/* Copy eight words from s to d: all eight read, then all eight written.
- * Out of line on purpose: for the WCET analysis each call's s and d are
- * new pointers, each run of eight accesses touches at most two lines of
- * its buffer, and a refill of the other buffer's lines can only come after
- * the reads it would disturb (docs/processor-model.md §3 "Symbolic
- * lines"). Inlined in a loop, the pointers would be induction variables,
- * charged a miss per word (docs/wcet.md "Interrupt latency"). Two IPC
- * buffers are either the same or disjoint (each is aligned to its size),
- * so the order of the words does not matter. */
-static NOINLINE void copy_8_words(word_t *d, const word_t *s)
-{
-    word_t w0 = s[0], w1 = s[1], w2 = s[2], w3 = s[3], w4 = s[4], w5 = s[5], w6 = s[6], w7 = s[7];
-    d[0] = w0;
-    d[1] = w1;
-    d[2] = w2;
-    d[3] = w3;
-    d[4] = w4;
-    d[5] = w5;
-    d[6] = w6;
-    d[7] = w7;
 }
 
 /* Copy the last 1 <= n < 8 words of a message from s to d, each at the

@@ -205,15 +205,11 @@ cap_t update_cap_data(bool preserve, word_t data, cap_t c)
 
 /* ---- finalisation ---- */
 
-/* Called on every deletion of a cap (final says whether it is the last cap to
- * its object; objecttype.h for the result). The remainder is null when the
- * slot may now be emptied, or a zombie when the object holds slots that must
- * be emptied first (cdt.c reduces it step by step). `exposed` = the caller needs an immediate result (seL4's
- * cteDeleteOne), in which case a zombie would be a kernel bug. Every case is
- * one bounded step. */
-bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder)
+/* Called on every deletion of a cap of a type that leaves no zombie (final
+ * says whether it is the last cap to its object; objecttype.h for the
+ * result). Every case is one bounded step. */
+bool finalise_cap(cap_t c, bool final)
 {
-    *remainder = cap_null();
     if (is_arch_cap(c)) {
         arch_finalise_cap(c, final);
         return true;
@@ -233,12 +229,6 @@ bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder)
         if (final)
             reply_finalise(reply_from_cap(c));
         return true;
-    case CAP_NULL:
-    case CAP_DOMAIN:
-    case CAP_UNTYPED:
-    case CAP_SCHED_CONTROL:
-    case CAP_IRQ_CONTROL:
-        return true;
     case CAP_IRQ_HANDLER:
         /* The last handler cap frees its IRQ for IRQControl_Get: its
          * notification cap goes, the IRQ is masked and inactive (seL4's
@@ -248,29 +238,34 @@ bool finalise_cap(cap_t c, bool final, bool exposed, cap_t *remainder)
         if (final)
             sched_context_finalise(sc_from_cap(c));
         return true;
-    case CAP_CNODE:
-        if (final) {
-            kassert(!exposed);
-            *remainder = cap_zombie(cap_obj(c), false, cap_cnode_radix(c), 1ul << cap_cnode_radix(c));
-        }
+    default:
+        /* Null, domain, untyped, SchedControl and IRQControl caps: nothing
+         * to do (CNode, TCB and zombie caps go to finalise_to_zombie). */
         return true;
+    }
+}
+
+/* The deletion of a CNode, TCB or zombie cap: the zombie the caller
+ * reduces step by step (cdt.c), or null if c is not the last cap to its
+ * object. A TCB's last cap first takes the thread out of the scheduler
+ * (tcb_finalise); its slots are then emptied like a CNode's. One bounded
+ * step. */
+cap_t finalise_to_zombie(cap_t c, bool final)
+{
+    switch (cap_type(c)) {
+    case CAP_CNODE:
+        if (final)
+            return cap_zombie(cap_obj(c), false, cap_cnode_radix(c), 1ul << cap_cnode_radix(c));
+        return cap_null();
     case CAP_THREAD:
         if (final) {
-            kassert(!exposed);
             tcb_finalise(tcb_from_paddr(cap_obj(c)));
-            *remainder = cap_zombie(cap_obj(c), true, 0, TCB_NUM_SLOTS);
+            return cap_zombie(cap_obj(c), true, 0, TCB_NUM_SLOTS);
         }
-        return true;
-    case CAP_ZOMBIE:
-        /* Already finalised; what is left is reducing it. */
-        kassert(!exposed);
-        *remainder = c;
-        return true;
-    case CAP_FRAME:
-    case CAP_PAGE_TABLE:
-    case CAP_ASID_CONTROL:
-    case CAP_ASID_POOL:
-        break; /* handled above */
+        return cap_null();
+    default:
+        /* A zombie: already finalised; what is left is reducing it. */
+        kassert(cap_type(c) == CAP_ZOMBIE);
+        return c;
     }
-    return true;
 }
