@@ -131,6 +131,25 @@ def test_system_annotations_set_the_thread_and_refill_parameters():
     assert capped["refills_per_sc"]["default"] == before["refills_per_sc"]["default"]
 
 
+def test_latency_inputs_of_a_described_system(built):
+    # kairos latency --system: the demo's 4 PDs + the loader on one queue at most, its largest
+    # refill count, one CNode level per lookup, and the decoders no PD reaches (those in the kernel)
+    from kairos.runner import build_kernel
+    from kairos.system.analysis import PD_UNREACHABLE, latency_inputs, system_parameters
+    from kairos.wcet.elfimage import ElfImage
+    elf = build_kernel("debug")
+    sysxml = EXAMPLES / "demo" / "system.xml"
+    params, avoid, notes = latency_inputs(str(sysxml), [str(PD_BUILD / "demo")], str(elf))
+    threads, refills = system_parameters(parse_system(sysxml, [PD_BUILD / "demo"]))
+    assert params == {"queue_length": threads, "refills_per_sc": refills, "decode_depth": 1}
+    assert threads == 5
+    image = ElfImage(str(elf))
+    assert avoid == [n for n in PD_UNREACHABLE if image.has_symbol(n)]
+    assert {"invoke_untyped", "invoke_cnode", "invoke_tcb"} <= set(avoid)
+    assert "invoke_sched_context" not in avoid      # PDs hold other PDs' SC caps
+    assert len(notes) == 1 and "4 PDs" in notes[0]
+
+
 @pytest.mark.parametrize("name, status", [("demo", 0), ("passive_server", 0), ("device", 0), ("infeasible", 1)])
 def test_analyze_examples_with_the_kernels_wcet(name, status, built, tmp_path, capsys):
     out = tmp_path / "a.json"

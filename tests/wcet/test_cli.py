@@ -98,7 +98,7 @@ def test_via_view_prunes_without_changing_the_bound(elf: Path) -> None:
     assert all(c == light for _, c in view_f.calls)          # heavy's call site is gone
     assert len(view.contexts("dispatch")) < len(p.contexts("dispatch"))
     ba = BoundAnalysis(p)
-    via = [driver._via_constraint(p, ["light"])]
+    via = [driver.via_constraint(p, ["light"])]
     on_full = ipet.solve(p, "dispatch", ba, ipet.simple_cost, extra_constraints=via).bound
     on_view = ipet.solve(view, "dispatch", ba, ipet.simple_cost, extra_constraints=via).bound
     assert on_full == on_view > 0

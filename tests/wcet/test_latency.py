@@ -52,11 +52,11 @@ def result(request, minikernel) -> regions.LatencyResult:
 def test_regions_are_found_by_symbol_and_instruction(result: regions.LatencyResult) -> None:
     sites = {(r.start.kind, r.start.function) for r in result.regions}
     assert sites == {("entry", "handle_syscall"), ("entry", "handle_interrupt"),
-                     ("poll", "long_operation"), ("wfi", "kernel_exit")}
+                     ("poll", "long_operation"), ("poll", "flush_operation"), ("wfi", "kernel_exit")}
     # the idle wait is reached from both handlers: one region start per call context
     assert sum(r.start.kind == "wfi" for r in result.regions) == 2
     assert result.polls == ["preemption_point"]
-    assert result.starts == len(result.regions) == 5
+    assert result.starts == len(result.regions) == 6
 
 
 def test_response_is_region_plus_handling_of_its_end(result: regions.LatencyResult) -> None:
@@ -78,7 +78,7 @@ def test_interrupt_entry_region_equals_the_delivery_path(result: regions.Latency
 
 
 def test_region_after_a_poll_ends_at_the_next_poll_or_exit(result: regions.LatencyResult) -> None:
-    poll = next(r for r in result.regions if r.start.kind == "poll")
+    poll = next(r for r in result.regions if r.start.kind == "poll" and r.start.function == "long_operation")
     fns = {s.function for s in poll.length_path}
     assert "long_operation" in fns and "trap_entry" not in fns
     # the region entering the operation ends at its first poll, without the exit path
@@ -158,7 +158,7 @@ def test_own_lengths_of_the_top_sites_only(minikernel) -> None:
 
 def test_by_site_keeps_the_worst_context(result: regions.LatencyResult) -> None:
     rows = report.by_site(result)
-    assert len(rows) == 4
+    assert len(rows) == 5
     wfi_row, n = next((r, n) for r, n in rows if r.start.kind == "wfi")
     assert n == 2 and wfi_row.response == max(r.response for r in result.regions if r.start.kind == "wfi")
 
@@ -222,3 +222,40 @@ def test_infeasible_paths_are_cut_from_the_worst_region(exclusive, table: bool) 
                        infeasible_paths=False).results[0].bound
             for a, b in (("clear_a", "clear_b"), ("clear_b", "clear_a"))]
     assert on.bound >= max(each) + on.interrupt_entry
+
+
+def test_avoided_functions_leave_every_path_and_start_no_region(minikernel, tmp_path: Path, capsys) -> None:
+    # a system that never asks for the flush: its poll starts no region, and no path runs it
+    elf, ann = minikernel
+    full = regions.analyse(str(elf), annotations.load(str(ann)), model_name="simple", all_lengths=True)
+    res = regions.analyse(str(elf), annotations.load(str(ann)), model_name="simple", all_lengths=True,
+                          avoid=["flush_operation"])
+    assert res.avoided == ["flush_operation"]
+    assert ("poll", "flush_operation") in {(r.start.kind, r.start.function) for r in full.regions}
+    assert {(r.start.kind, r.start.function) for r in res.regions} == {
+        ("entry", "handle_syscall"), ("entry", "handle_interrupt"), ("poll", "long_operation"),
+        ("wfi", "kernel_exit")}
+    sys_full = next(r for r in full.regions if r.name == "kernel entry -> handle_syscall")
+    sys_res = next(r for r in res.regions if r.name == "kernel entry -> handle_syscall")
+    assert "flush_operation" in {s.function for s in sys_full.length_path}
+    assert "flush_operation" not in {s.function for s in sys_res.length_path}
+    assert sys_res.length <= sys_full.length and res.bound <= full.bound
+    js = tmp_path / "avoid.json"
+    assert main(["latency", str(elf), "-a", str(ann), "--model", "simple", "--avoid", "flush_operation",
+                 "--json", str(js), "-q"]) == 0
+    assert json.loads(js.read_text())["avoided"] == ["flush_operation"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--avoid", "no_such_function"], "avoided function 'no_such_function' is not a function of the kernel"),
+    (["--system", "no-such-system.xml"], "no-such-system.xml"),
+])
+def test_avoid_and_system_errors_are_one_line(minikernel, tmp_path: Path, capsys, args: list[str],
+                                             message: str) -> None:
+    elf, ann = minikernel
+    js = tmp_path / "out.json"
+    rc = main(["latency", str(elf), "-a", str(ann), "--model", "simple", "--json", str(js), "-q", *args])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("kairos latency: error: ") and message in err and err.count("\n") == 1
+    assert not js.exists()

@@ -20,6 +20,14 @@ def register(sub) -> None:
                    help="annotation file (TOML; repeatable): loop bounds, parameters, preemption points")
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="system parameter declared in an annotation file (repeatable)")
+    p.add_argument("--avoid", action="append", default=[], metavar="FUNCTION",
+                   help="a kernel function the analysed system never calls (repeatable): no path calls it and "
+                        "no region starts in it (as kairos wcet's ENTRY@...,!FUNCTION)")
+    p.add_argument("--system", metavar="SYSTEM.xml",
+                   help="instantiate the system parameters and the avoided functions from a system description "
+                        "(docs/wcet.md 'Interrupt latency' -> 'A described system'); --param overrides")
+    p.add_argument("--search-path", action="append", default=[], metavar="DIR",
+                   help="--system: where its program images are looked up")
     p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, u54-l2lim, simple)")
     p.add_argument("--entry", "-e", default="trap_entry", help="kernel entry symbol (default trap_entry)")
     p.add_argument("--context-budget", type=int, default=None, metavar="N",
@@ -88,6 +96,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise WcetError("--top must be at least 1")
     params = parse_params(args.param)
+    avoid = list(args.avoid)
+    notes: list[str] = []
+    if args.system:
+        from kairos.system.analysis import latency_inputs
+        sys_params, sys_avoid, notes = latency_inputs(args.system, args.search_path, args.elf)
+        # never above the limit the kernel enforces (the parameter's default)
+        declared = annmod.Annotations()
+        for path in args.annotations:
+            declared.merge(annmod.load(path))
+        sys_params = {k: min(v, declared.parameters[k].default) for k, v in sys_params.items()
+                      if k in declared.parameters}
+        params = {**sys_params, **params}
+        avoid += [n for n in sys_avoid if n not in avoid]
     ann = annmod.Annotations()
     for path in args.annotations:
         ann.merge(annmod.load(path, params))
@@ -103,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
               top_lengths=args.top, all_lengths=bool(args.observe),
               unwind_facts=not args.no_unwind_facts, return_facts=not args.no_return_facts, per_poll_handling=not args.worst_handling,
               census=args.misses, infeasible_paths=not args.no_infeasible_paths,
-              infeasible_budget=args.infeasible_budget)
+              infeasible_budget=args.infeasible_budget, avoid=avoid)
     if args.infeasible_budget is not None and args.infeasible_budget < 0:
         raise WcetError("--infeasible-budget must be >= 0")
     if not args.quiet and err.is_terminal:
@@ -114,6 +135,7 @@ def _run(args: argparse.Namespace) -> int:
                                   **kw)
     else:
         res = regions.analyse(args.elf, ann, **kw)
+    res.warnings[:0] = notes
     observed = None
     if args.observe:
         from kairos.latency import observe

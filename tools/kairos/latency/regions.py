@@ -45,10 +45,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 from kairos.latency import unwind
-from kairos.wcet import infeasible, ipet, returnfacts
+from kairos.wcet import driver, infeasible, ipet, returnfacts
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import NORETURN_NAMES, Context, Program, Term, build_program
@@ -110,6 +110,8 @@ class LatencyResult:
     #: the infeasible-path refinement of each region it was run on (the
     #: worst ones, until the worst is refined): region name -> result
     refinements: dict[str, infeasible.Refinement] = field(default_factory=dict)
+    #: functions excluded from every path (``analyse(avoid=...)``)
+    avoided: list[str] = field(default_factory=list)
 
     @property
     def bound(self) -> int:
@@ -163,6 +165,26 @@ def find_starts(program: Program, entry: str, polls: set[int]) -> tuple[list[Sta
     return starts, wfi_blocks, halting
 
 
+def reachable_contexts(program: Program, entry: str, avoid: set[int]) -> set[Context]:
+    """The call contexts below ``entry`` that some call string reaches
+    without entering a function of ``avoid`` (entry addresses).  A shared
+    context is kept when any of its callers is: the analysis cannot tell
+    which caller a region in it was entered from."""
+    root = program.function(entry)
+    seen: set[Context] = set()
+    stack: list[tuple[Context, int]] = [((), root.entry)]
+    while stack:
+        ctx, fe = stack.pop()
+        if ctx in seen:
+            continue
+        seen.add(ctx)
+        f = program.functions[fe]
+        for site_block, callee in f.calls:
+            if callee not in avoid:
+                stack.append((program.callee_context(ctx, f.blocks[site_block].last.addr, callee), callee))
+    return seen
+
+
 A0 = 10
 
 
@@ -212,7 +234,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
             all_lengths: bool = False, progress: Callable[[str, float], None] | None = None,
             unwind_facts: bool = True, per_poll_handling: bool = True, census: bool = False,
             return_facts: bool = True, infeasible_paths: bool = True,
-            infeasible_budget: float | None = None) -> LatencyResult:
+            infeasible_budget: float | None = None, avoid: Sequence[str] = ()) -> LatencyResult:
     """Bound every region below ``entry`` (``table``: one ILP solve per
     region; otherwise one solve over all starts gives the bound and the
     worst region only), and the own length of the worst context of the
@@ -230,7 +252,10 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     and flag facts found by SMT on its worst path), then the next worst
     while the refined one drops below it, so the bound is that of a refined
     region; ``infeasible_budget`` is the effort per region (nominal seconds,
-    ``infeasible.DEFAULT_BUDGET`` if None)."""
+    ``infeasible.DEFAULT_BUDGET`` if None).  ``avoid``: functions the
+    analysed system never calls (its threads hold no capability that
+    reaches them): no path calls them, and no region starts inside them
+    (``reachable_contexts``)."""
     t0 = time.perf_counter()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
@@ -250,6 +275,14 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         warnings.append("no preemption-point function found (annotation key 'preemption'): the only "
                         "region starts are the kernel entry and wfi")
     starts, wfi_blocks, halting = find_starts(program, entry, polls)
+    avoided = list(dict.fromkeys(avoid))
+    for n in avoided:
+        if not image.has_symbol(n) or image.symbol(n).addr not in program.functions:
+            raise WcetError(f"{elf}: avoided function {n!r} is not a function of the kernel below {entry}")
+    if avoided:
+        live = reachable_contexts(program, entry, {image.symbol(n).addr for n in avoided})
+        starts = [s for s in starts if s.kind == "entry" or s.ctx in live]
+    avoid_facts = [driver.via_constraint(program, [], avoided)] if avoided else []
     branches = poll_branches(program, polls)
     say("value analysis", 0.05)
     values = ValueInfo(program, sp0=None, bounds=BoundAnalysis(program, _no_preemption_rule(annotations)))
@@ -292,7 +325,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     hstarts = [(program.callee_context(s.ctx, s.site, s.target), s.target) if s.kind == "poll"
                else (s.ctx, s.block) for s in resumed]
     returned = [returnfacts.constraints(program, values)] if return_facts else []
-    handling_facts = [_forbid(branches, 1), *returned]
+    handling_facts = [_forbid(branches, 1), *returned, *avoid_facts]
     if unwind_facts:
         say("unwinding facts", 0.45)
         unwinder = unwind.Unwinder(program, polls)
@@ -323,7 +356,8 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         if blk.kind is Term.TRAP_RETURN:
             return irq_entry.bound
         if blk.kind is Term.CALL and blk.call_target in polls:
-            return poll_cont.get((node.ctx, blk.last.addr), cont["poll"])
+            # no "poll" entry: every poll lies in an avoided function, whose calls carry no flow
+            return poll_cont.get((node.ctx, blk.last.addr), cont.get("poll", 0))
         if blk.start in wfi_blocks and blk.start not in halting:
             return cont["wfi"]
         return 0            # a call of a function that never returns: the system stops
@@ -345,7 +379,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
 
     rstarts = [(s.ctx, s.block) for s in resumed]
     stop_calls = stops | polls
-    region_facts = [_forbid(branches, 0), *returned]
+    region_facts = [_forbid(branches, 0), *returned, *avoid_facts]
     with_end = ipet.solve_variants(program, entry, region_bounds, cost_fn, pen_fn, stop_calls,
                                    extra_constraints=region_facts, forests=forests,
                                    starts=rstarts, stop_blocks=wfi_blocks, sink_cost=end_cost,
@@ -447,7 +481,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
             misses["interrupt entry"] = census_of(costs, irq_entry, image)
     return LatencyResult(elf, model_name, entry, regions, irq_entry.bound, irq_entry.path, handling, params,
                          sorted(n for n in poll_names if n), len(all_starts), time.perf_counter() - t0, warnings,
-                         per_site, misses, refinements)
+                         per_site, misses, refinements, avoided)
 
 
 #: at most this many regions are refined (each refinement costs up to its

@@ -8,7 +8,7 @@ JSON (``--json OUT``)::
 
     {"elf", "model", "entry", "bound_cycles", "interrupt_entry_cycles",
      "handling_cycles": {kind: cycles}, "poll_handling": [{function, source, cycles, contexts}],
-     "parameters": {name: {value, default, note}},
+     "parameters": {name: {value, default, note}}, "avoided": [function, ...],
      "preemption_points": [...], "region_starts": N, "analysis_seconds",
      "worst_region": {...},
      "regions": [{"name", "kind", "site", "source", "function", "context",
@@ -82,7 +82,8 @@ def to_json(res: LatencyResult) -> dict:
             "interrupt_entry_cycles": res.interrupt_entry, "handling_cycles": res.handling,
             "poll_handling": [{"function": f, "source": src, "cycles": v, "contexts": n}
                               for f, src, v, n in res.poll_handling],
-            "parameters": res.parameters, "preemption_points": res.polls, "region_starts": res.starts,
+            "parameters": res.parameters, "avoided": res.avoided, "preemption_points": res.polls,
+            "region_starts": res.starts,
             "analysis_seconds": round(res.seconds, 2),
             "worst_region": {"name": worst.name, "context": worst.chain, "response_cycles": worst.response,
                              "length_cycles": worst.length, "end": worst.end},
@@ -133,6 +134,8 @@ def print_summary(res: LatencyResult, console: Console, top: int = 10, show_path
                       f"{len(ref.conflicts)} facts, {ref.iterations} re-solves ({ref.stopped})")
     if res.parameters:
         console.print("parameters: " + ", ".join(f"{k}={v['value']}" for k, v in res.parameters.items()))
+    if res.avoided:
+        console.print("avoided (never called by the analysed system): " + ", ".join(res.avoided))
     for wmsg in res.warnings:
         console.print(f"note: {wmsg}")
     console.print(f"analysis time {res.seconds:.1f} s")
@@ -181,6 +184,9 @@ def write_html(res: LatencyResult, path: str, top: int = 10) -> None:
     for k, v in res.parameters.items():
         out.append(f"<tr><td>{e(k)}</td><td class=n>{v['value']}</td><td class=n>{v['default']}</td>"
                    f"<td>{e(v['note'])}</td></tr>")
+    if res.avoided:
+        out.append("</table><p>Avoided (never called by the analysed system): "
+                   f"{e(', '.join(res.avoided))}.</p><table>")
     out.append("</table><h2>Regions by site</h2><table><tr><th>#</th><th>region (start)</th><th>contexts</th>"
                "<th>response</th><th>length</th><th>ends at</th><th></th></tr>")
     for i, (r, n) in enumerate(rows, 1):

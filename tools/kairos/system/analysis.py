@@ -97,6 +97,35 @@ def system_parameters(system: SystemDescription) -> tuple[int, int]:
     return len(system.pds) + 1, 2 + max(p.extra_refills for p in system.pds)
 
 
+def latency_inputs(system_path: str, search_path: list[str], kernel_elf: str) -> tuple[dict[str, int], list[str],
+                                                                                      list[str]]:
+    """What `kairos latency --system` instantiates for a described system
+    (docs/wcet.md "Interrupt latency" -> "A described system"): the system
+    parameters (threads on one wait queue: the PDs and the loader; refills
+    per SC: the most any PD's SC has; CNode levels per lookup: 1, since
+    every CSpace the loader makes is one CNode whose guard and radix take
+    all 64 bits and no PD holds a CNode capability), the kernel functions
+    no PD can reach (``PD_UNREACHABLE`` that this kernel has) and notes for
+    the report.  A bad description is a WcetError (one line, exit 2)."""
+    from kairos.system.parse import DescriptionError, parse_system
+    from kairos.wcet.elfimage import ElfImage
+    from kairos.wcet.errors import WcetError
+
+    try:
+        system = parse_system(system_path, [Path(p) for p in search_path])
+    except DescriptionError as e:
+        raise WcetError(str(e)) from None
+    threads, refills = system_parameters(system)
+    image = ElfImage(kernel_elf)
+    present = [n for n in PD_UNREACHABLE if image.has_symbol(n)]
+    params = {"queue_length": threads, "refills_per_sc": refills, "decode_depth": 1}
+    notes = [f"system {system_path}: {len(system.pds)} PDs + the loader; " +
+             ", ".join(f"{k}={v}" for k, v in params.items()) +
+             "; the paths through " + ", ".join(present) + " excluded (no PD holds a capability that reaches "
+             "them, and the loader, after the PDs' init, only waits for faults)"]
+    return params, present, notes
+
+
 def kernel_costs_for(system: SystemDescription, kernel_elf: Path, annotations: Path, cache_dir: Path,
                      model: str = "simple") -> KernelCosts:
     """Run the WCET analysis of the kernel with this system's loop bounds;

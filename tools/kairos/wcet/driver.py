@@ -84,7 +84,7 @@ class Analysis:
     warnings: list[str] = field(default_factory=list)
 
 
-def _via_constraint(program: Program, via: list[str], avoid: list[str] = ()) -> Callable:
+def via_constraint(program: Program, via: list[str], avoid: list[str] = ()) -> Callable:
     """ILP constraints: every ``via`` function is called at least once, no
     ``avoid`` function is ever called."""
     targets = [(v, program.image.symbol(v).addr, True) for v in via] + \
@@ -316,7 +316,7 @@ class _EntryAnalysis:
         else:
             cost_fn, pen_fn = ipet.simple_cost, None
         self.say(f"{spec.text}: path analysis", base + 0.6 / n)
-        extra = [_via_constraint(self.program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
+        extra = [via_constraint(self.program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
         if self.return_facts:
             extra.append(returnfacts.constraints(view, self.values))
 
