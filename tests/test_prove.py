@@ -40,7 +40,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
     assert {"refill", "refill-order", "refill-charge", "ready", "tqueue", "tqueue-insert",
-            "release", "cdt"} <= set(sets)
+            "release", "release-order", "cdt"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
@@ -158,6 +158,25 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("release", "kernel/release.c", "take_out",
      "    u32 last = --q->count;",
      "    u32 last = q->count - 1;"),
+    # order (release-order set): a rise moves the parent down when the
+    # parent comes before the key (the comparison's operands swapped), so
+    # an earlier entry goes below a later one; the release set still
+    # proves the mutant (entries valid, termination), the loop invariant
+    # that the key comes no later than the hole's children fails
+    ("release-order", "kernel/release.c", "rise",
+     "        if (!before_mask(time, seq, p.time, p.seq))",
+     "        if (!before_mask(p.time, p.seq, time, seq))"),
+    # order: a sink moves the earliest child up only when the key comes
+    # before it (the comparison's operands swapped): the key stays above an
+    # earlier child, or goes below a later one
+    ("release-order", "kernel/release.c", "sink",
+     "        if (!before_mask(ch.time, ch.seq, time, seq))",
+     "        if (!before_mask(time, seq, ch.time, ch.seq))"),
+    # order: a re-queue defers when its new key comes first and rises with
+    # a later key, which may then sit above an earlier child
+    ("release-order", "kernel/release.c", "release_queue_insert",
+     "        if (!before_mask(e.time, e.seq, slot->time, slot->seq)) {",
+     "        if (before_mask(e.time, e.seq, slot->time, slot->seq)) {"),
     # insertion into the derivation tree leaves the old successor's back
     # link at the parent instead of the new slot (a swapped link store: the
     # postcondition that the successor's predecessor is dest fails)
@@ -176,7 +195,8 @@ MUTATIONS: list[tuple[str, ...]] = [
 CAMPAIGN_MUTANTS = {"refill-merge_overlapping", "refill-round_robin_charge",
                     "refill-round_robin_charge-min-budget", "release-take_out",
                     "tqueue-insert-tqueue_insert-link", "tqueue-tqueue_reorder",
-                    "refill-order-merge_overlapping", "refill-charge-sporadic_charge"}
+                    "refill-order-merge_overlapping", "refill-charge-sporadic_charge",
+                    "release-order-sink", "release-order-release_queue_insert"}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:

@@ -8,8 +8,12 @@
  * terminates; the branch-free choice of the earliest child (consider)
  * picks a present child whose key comes no later than any other present
  * one. A "hole" h is the slot a sift is moving through: its contents do
- * not count. The heap order itself is not proved yet (docs/proofs.md "Not
- * proved yet"). */
+ * not count. The heap order (proof set `release-order`, the clauses named
+ * `order`, behaviors `ordered` and place's three; proofs/release.args proves
+ * everything else): every operation that finds each stored key no earlier
+ * than its parent's leaves it so. The order is over the keys the slots
+ * hold: a deferred thread's slot keeps its earlier key (insert), and the
+ * release loop re-keys it (settle_first) as any other sink. */
 /*@
   predicate key_le(integer ta, integer sa, integer tb, integer sb) =
       ta < tb || (ta == tb && sa <= sb);
@@ -29,6 +33,38 @@
       (3 < j && 3 < n ==> key_le(t, s, c[3].time, c[3].seq));
   predicate heap_ok(struct release_queue *q) =
       \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && entries_ok(q, q->count);
+
+  // The order. Slot j > 0's parent; its children are ARITY * j + 1 .. + ARITY.
+  logic integer parent(integer j) = (j - 1) / RELEASE_QUEUE_ARITY;
+  // Slot a's stored key comes no later than slot b's.
+  predicate le_slot(struct release_queue *q, integer a, integer b) =
+      key_le(q->heap[a].time, q->heap[a].seq, q->heap[b].time, q->heap[b].seq);
+  // Every slot 0 < j < n no earlier than its parent: one quantified
+  // variable, the child (its parent is a term of it, so that an instance
+  // is found from any read of a slot).
+  predicate ordered(struct release_queue *q, integer n) =
+      \forall integer j; 0 < j < n ==> le_slot(q, parent(j), j);
+  // The same but the pairs with an end at the hole h (a sift's, as above).
+  predicate ordered_but(struct release_queue *q, integer n, integer h) =
+      \forall integer j; 0 < j < n && j != h && parent(j) != h ==> le_slot(q, parent(j), j);
+  // Key (t, s) comes no later than each child of slot i below n. A
+  // quantifier, unlike earliest: its instances are found from the reads
+  // of the children, and no goal splits on which of the four a child is.
+  predicate over_children(struct release_queue *q, integer n, integer i, integer t, integer s) =
+      \forall integer j; 0 < j < n && parent(j) == i ==> key_le(t, s, q->heap[j].time, q->heap[j].seq);
+  // Slot i's parent's key comes no later than (t, s) (nothing at the root).
+  predicate under_parent(struct release_queue *q, integer i, integer t, integer s) =
+      0 < i ==> key_le(q->heap[parent(i)].time, q->heap[parent(i)].seq, t, s);
+  // The hole i's parent comes no later than i's children: what the order
+  // gave through the entry that was at i, and what lets an entry from
+  // either side fill the hole.
+  predicate bridged(struct release_queue *q, integer n, integer i) =
+      0 < i ==> over_children(q, n, i, q->heap[parent(i)].time, q->heap[parent(i)].seq);
+  // The slots of levels l .. RELEASE_QUEUE_LEVELS (4) are level_start(l) ..
+  // 340, those of levels 0 .. 4 - l are 0 .. level_end(l) - 1: a loop that
+  // has made l steps down (sink) or up (rise) is there.
+  logic integer level_start(integer l) = l <= 0 ? 0 : l == 1 ? 1 : l == 2 ? 5 : l == 3 ? 21 : 85;
+  logic integer level_end(integer l) = l <= 0 ? 341 : l == 1 ? 85 : l == 2 ? 21 : l == 3 ? 5 : 1;
 
   // -(u64)1 is all ones (proved).
   lemma minus_one: \forall integer x; x == 1 ==> (u64)(-x) == 0xFFFFFFFFFFFFFFFF;
@@ -72,10 +108,41 @@ static ALWAYS_INLINE struct release_entry *slot_at(struct release_queue *q, word
  * carried over from an earlier level: a pointer from the previous
  * iteration of a sift loop would be an older value of a redefined address,
  * which the WCET analysis cannot place (docs/wcet.md "Data addresses"). */
+/* Order: the three ways a sift writes a slot, each a behavior, so that the
+ * order's facts are proved here, across the one store, and the sifts only
+ * chain them. fill: the entry fits the hole, the heap is whole again. up:
+ * rise moves the hole's parent into it, the hole goes up. down: sink moves
+ * the earliest child w (ghost) into the hole, the hole goes down. The three
+ * are in ORDER_ONLY, which proofs/release-order.args expands to its
+ * argument and proofs/release.args to nothing: in the release set's goals
+ * after a place their seven implications (quantified premises) took CVC4
+ * and Z3 past the timeout on two goals that need none of them. The order
+ * postconditions of rise, sink, sift and take_out are in ORDER_ONLY for
+ * the same reason (after a rise, three goals of the release set took 3-6
+ * times as long). */
 /*@ requires \valid(q) && i < CONFIG_MAX_SPORADIC_SCS && \valid(e.sc) && \separated(e.sc, q);
     assigns q->heap[i], e.sc->release_pos;
-    ensures q->heap[i] == e; */
-static inline void place(struct release_queue *q, u32 i, struct release_entry e)
+    ensures q->heap[i] == e;
+    ORDER_ONLY(
+    behavior fill:
+      assumes i < q->count && ordered_but(q, q->count, i);
+      assumes under_parent(q, i, e.time, e.seq) && over_children(q, q->count, i, e.time, e.seq);
+      ensures order: ordered(q, q->count);
+    behavior up:
+      assumes 0 < i < q->count && ordered_but(q, q->count, i) && bridged(q, q->count, i);
+      assumes e.time == q->heap[parent(i)].time && e.seq == q->heap[parent(i)].seq;
+      ensures order: ordered_but(q, q->count, parent(i));
+      ensures order: bridged(q, q->count, parent(i));
+      ensures order: over_children(q, q->count, parent(i), e.time, e.seq);
+    behavior down:
+      assumes i < w < q->count && parent(w) == i;
+      assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
+      assumes e.time == q->heap[w].time && e.seq == q->heap[w].seq;
+      assumes over_children(q, q->count, i, e.time, e.seq);
+      ensures order: ordered_but(q, q->count, w);
+      ensures order: bridged(q, q->count, w);
+      ensures order: under_parent(q, w, e.time, e.seq);) */
+static inline void place(struct release_queue *q, u32 i, struct release_entry e) /*@ ghost (u32 w) */
 {
     *slot_at(q, i, sizeof(struct release_entry)) = e;
     e.sc->release_pos = i + 1;
@@ -109,21 +176,30 @@ static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & ma
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures \result <= i;
-    ensures entries_ok_but(q, q->count, \result); */
+    ensures entries_ok_but(q, q->count, \result);
+    behavior ordered:
+      assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
+      assumes over_children(q, q->count, i, time, seq);
+      ORDER_ONLY(ensures order: ordered_but(q, q->count, \result) && over_children(q, q->count, \result, time, seq);
+                 ensures order: under_parent(q, \result, time, seq);) */
 static ALWAYS_INLINE u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
 {
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
         loop invariant i <= \at(i, Pre);
         loop invariant entries_ok_but(q, q->count, i);
+        for ordered: loop invariant order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
+        for ordered: loop invariant order: over_children(q, q->count, i, time, seq);
+        for ordered: loop invariant order: i < level_end(level);
         loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
                      { s->release_pos | struct sched_context *s; \separated(s, q) };
         loop variant RELEASE_QUEUE_LEVELS - level; */
     for (u32 level = 0; level < RELEASE_QUEUE_LEVELS && i > 0; level++) {
         u32 parent = (i - 1) / RELEASE_QUEUE_ARITY;
         struct release_entry p = *slot_at(q, parent, sizeof(struct release_entry));
+        //@ for ordered: assert order: parent == parent(i);
         if (!before_mask(time, seq, p.time, p.seq))
             break;
-        place(q, i, p);
+        place(q, i, p) /*@ ghost (i) */;
         i = parent;
     }
     return i;
@@ -172,13 +248,20 @@ static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry
     requires \valid(sc) && \separated(sc, q) && (tcb == \null || (\valid(tcb) && \separated(tcb, q)));
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures entries_ok(q, q->count); */
+    ensures entries_ok(q, q->count);
+    behavior ordered:
+      assumes ordered_but(q, q->count, i) && bridged(q, q->count, i) && under_parent(q, i, time, seq);
+      ORDER_ONLY(ensures order: ordered(q, q->count);) */
 static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched_context *sc, struct tcb *tcb)
 {
     u32 count = q->count;
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
         loop invariant i < count;
         loop invariant entries_ok_but(q, count, i);
+        for ordered: loop invariant order: count == q->count;
+        for ordered: loop invariant order: ordered_but(q, count, i) && bridged(q, count, i);
+        for ordered: loop invariant order: under_parent(q, i, time, seq);
+        for ordered: loop invariant order: level_start(level) <= i;
         loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
                      { s->release_pos | struct sched_context *s; \separated(s, q) };
         loop variant RELEASE_QUEUE_LEVELS - level; */
@@ -197,15 +280,21 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
                 q->heap[w].time == ch.time && q->heap[w].seq == ch.seq &&
                 q->heap[w].sc == (struct sched_context *)(word_t)ch.sc &&
                 q->heap[w].tcb == (struct tcb *)(word_t)ch.tcb; */
+        /*@ for ordered: assert order: over_children(q, count, i, ch.time, ch.seq); */
+        /*@ for ordered: assert order: key_le(time, seq, ch.time, ch.seq) ==>
+                                       over_children(q, count, i, time, seq); */
         if (!before_mask(ch.time, ch.seq, time, seq))
             break;
-        place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
-                                           (struct tcb *)(word_t)ch.tcb});
         //@ ghost u32 w = first + (u32)ch.k;
+        //@ for ordered: assert order: w == first + ch.k && parent(w) == i && i < w < q->count;
+        place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
+                                           (struct tcb *)(word_t)ch.tcb}) /*@ ghost (w) */;
         //@ assert entries_ok_but(q, count, w);
+        //@ for ordered: assert order: under_parent(q, w, time, seq);
         i = first + (u32)ch.k;
     }
-    place(q, i, (struct release_entry){time, seq, sc, tcb});
+    //@ for ordered: assert order: over_children(q, count, i, time, seq);
+    place(q, i, (struct release_entry){time, seq, sc, tcb}) /*@ ghost (i) */;
 }
 
 /* Put e, whose old entry was at slot i, where its key belongs. The
@@ -218,12 +307,20 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
     requires entries_ok_but(q, q->count, i) && entry_ok(q, e);
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures entries_ok(q, q->count); */
+    ensures entries_ok(q, q->count);
+    behavior ordered:
+      assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
+      ORDER_ONLY(ensures order: ordered(q, q->count);) */
 static void sift(struct release_queue *q, u32 i, struct release_entry e)
 {
     const struct release_entry *p = slot_at(q, (i - (i > 0)) / RELEASE_QUEUE_ARITY, sizeof(struct release_entry));
+    //@ for ordered: assert order: i > 0 ==> p == &q->heap[parent(i)];
+    /*@ for ordered: assert order: i > 0 && !key_le(p->time, p->seq, e.time, e.seq) ==>
+                                   over_children(q, q->count, i, e.time, e.seq); */
+    /*@ for ordered: assert order: !(i > 0 && !key_le(p->time, p->seq, e.time, e.seq)) ==>
+                                   under_parent(q, i, e.time, e.seq); */
     if (i > 0 && before_mask(e.time, e.seq, p->time, p->seq))
-        place(q, rise(q, i, e.time, e.seq), e);
+        place(q, rise(q, i, e.time, e.seq), e) /*@ ghost (i) */;
     else
         sink(q, i, e.time, e.seq, e.sc, e.tcb);
 }
@@ -233,13 +330,20 @@ static void sift(struct release_queue *q, u32 i, struct release_entry e)
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
-    ensures q->count == \old(q->count) - 1; */
+    ensures q->count == \old(q->count) - 1;
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ORDER_ONLY(ensures order: ordered(q, q->count);) */
 static void take_out(struct release_queue *q, u32 i)
 {
     q->heap[i].sc->release_pos = 0;
     //@ assert entries_ok(q, q->count) && q->count == \at(q->count, Pre);
+    //@ for ordered: assert order: ordered(q, q->count);
     u32 last = --q->count;
     //@ assert entries_ok_but(q, q->count, i);
+    //@ for ordered: assert order: ordered(q, q->count + 1);
+    //@ for ordered: assert order: ordered(q, q->count);
+    //@ for ordered: assert order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
     if (i != last)
         sift(q, i, q->heap[last]);
     //@ assert entries_ok(q, q->count);
@@ -264,7 +368,13 @@ static void take_out(struct release_queue *q, u32 i)
             t->release_deferred, t->release_time, t->release_seq,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
-    ensures q->count == \old(q->count) + (\old(t->sc->release_pos) == 0 ? 1 : 0); */
+    ensures q->count == \old(q->count) + (\old(t->sc->release_pos) == 0 ? 1 : 0);
+    ensures order: t->release_deferred ==> \old(t->sc->release_pos) != 0 &&
+        key_le(q->heap[\old(t->sc->release_pos) - 1].time, q->heap[\old(t->sc->release_pos) - 1].seq,
+               t->release_time, t->release_seq);
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ensures order: ordered(q, q->count); */
 void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
 {
     struct release_entry e = {time, q->next_seq++, t->sc, t};
@@ -283,6 +393,7 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
             slot->tcb = t;
             //@ assert entry_ok(q, q->heap[i]);
             //@ assert entries_ok(q, q->count);
+            //@ for ordered: assert order: ordered(q, q->count);
             return;
         }
     } else {
@@ -291,7 +402,9 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
     /* One rise for both ways in, inlined: insertion then needs no frame
      * for the entry across a call. */
     //@ assert entries_ok_but(q, q->count, i);
-    place(q, rise(q, i, e.time, e.seq), e);
+    //@ for ordered: assert order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
+    //@ for ordered: assert order: over_children(q, q->count, i, e.time, e.seq);
+    place(q, rise(q, i, e.time, e.seq), e) /*@ ghost (i) */;
     //@ assert entries_ok(q, q->count);
 }
 
@@ -299,7 +412,10 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
     requires \valid(t) && \separated(t, q) && \valid_read(t->sc) && 1 <= t->sc->release_pos <= q->count;
     assigns t->in_release_queue, t->release_deferred, q->heap[t->sc->release_pos - 1].tcb;
     ensures heap_ok(q) && q->count == \old(q->count);
-    ensures q->heap[\old(t->sc->release_pos) - 1].tcb == \null; */
+    ensures q->heap[\old(t->sc->release_pos) - 1].tcb == \null;
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ensures order: ordered(q, q->count); */
 void release_queue_remove(struct release_queue *q, struct tcb *t)
 {
     t->in_release_queue = false;
@@ -311,7 +427,10 @@ void release_queue_remove(struct release_queue *q, struct tcb *t)
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->in_release_queue,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count) - 1;
-    ensures \result == \old(q->heap[0].tcb); */
+    ensures \result == \old(q->heap[0].tcb);
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ensures order: ordered(q, q->count); */
 struct tcb *release_queue_take_first(struct release_queue *q)
 {
     struct tcb *t = q->heap[0].tcb;
@@ -324,7 +443,10 @@ struct tcb *release_queue_take_first(struct release_queue *q)
 /*@ requires heap_ok(q) && q->count >= 1;
     assigns q->next_seq, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures heap_ok(q) && q->count == \old(q->count); */
+    ensures heap_ok(q) && q->count == \old(q->count);
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ensures order: ordered(q, q->count); */
 void release_queue_requeue_first(struct release_queue *q, u64 time)
 {
     struct release_entry *top = &q->heap[0];
@@ -335,7 +457,10 @@ void release_queue_requeue_first(struct release_queue *q, u64 time)
     requires \valid(q->heap[0].tcb) && \separated(q->heap[0].tcb, q);
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->release_deferred,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
-    ensures heap_ok(q) && q->count == \old(q->count); */
+    ensures heap_ok(q) && q->count == \old(q->count);
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ensures order: ordered(q, q->count); */
 void release_queue_settle_first(struct release_queue *q)
 {
     struct release_entry *top = &q->heap[0];
@@ -348,7 +473,10 @@ void release_queue_settle_first(struct release_queue *q)
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
-    ensures q->count == \old(q->count) - (\old(sc->release_pos) != 0 ? 1 : 0); */
+    ensures q->count == \old(q->count) - (\old(sc->release_pos) != 0 ? 1 : 0);
+    behavior ordered:
+      assumes ordered(q, q->count);
+      ensures order: ordered(q, q->count); */
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc)
 {
     if (sc->release_pos != 0)
