@@ -49,6 +49,33 @@ def test_prove(tmp_path: Path) -> None:
     assert rc == 0, out
 
 
+def test_lemmas_are_goals_and_a_false_one_fails(tmp_path: Path) -> None:
+    """WP proves an ACSL lemma only when no -wp-fct is given: with it, a
+    lemma is a hypothesis of every goal and never a goal. prove.sh's lemma
+    pass makes each set's lemmas goals; here one of the ready set's bit
+    lemmas is made false (it now also claims x < 64 for x = 64), and the pass
+    must fail on it and on no other."""
+    copy = tmp_path / "tree"
+    shutil.copytree(ROOT / "kernel", copy / "kernel")
+    hdr = copy / "kernel" / "include" / "sched.h"
+    before = "lemma u32_small: \\forall integer x; 0 <= x < 64 ==> (unsigned int)x == x;"
+    after = "lemma u32_small: \\forall integer x; 0 <= x < 65 ==> (unsigned int)x == x && x < 64;"
+    text = hdr.read_text()
+    assert text.count(before) == 1, "lemma u32_small not found once in sched.h"
+    env = dict(os.environ, PROVE_OUT=str(tmp_path / "out"), PROVE_LEMMAS_ONLY="1")
+    good = subprocess.run([str(ROOT / "proofs/prove.sh"), "ready"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    m = SUMMARY.search(good.stdout)
+    assert good.returncode == 0 and m and int(m.group(1)) == int(m.group(2)) >= 13, good.stdout + good.stderr
+    hdr.write_text(text.replace(before, after))
+    bad = subprocess.run([str(ROOT / "proofs/prove.sh"), "ready"], cwd=ROOT,
+                         env=dict(env, PROVE_ROOT=str(copy)), capture_output=True, text=True, timeout=900)
+    out = bad.stdout + bad.stderr
+    m = SUMMARY.search(out)
+    assert bad.returncode == 1 and m and int(m.group(1)) == int(m.group(2)) - 1, out
+    assert re.findall(r"\[Failed\] Goal (\S+)", out) == ["typed_lemma_u32_small"], out
+
+
 # (proof set, file under kernel/, function, the text to replace, what it
 # becomes[, an id when the function has another mutant])
 MUTATIONS: list[tuple[str, ...]] = [
