@@ -125,6 +125,7 @@ def test_system_annotations_set_the_thread_and_refill_parameters():
     before = tomllib.loads(base)["parameters"]
     after = tomllib.loads(system_annotations(base, threads=5, refills=6))["parameters"]
     assert after["queue_length"]["default"] == 5 and after["refills_per_sc"]["default"] == 6
+    assert after["decode_depth"]["default"] == 1 < before["decode_depth"]["default"]
     assert before["queue_length"]["default"] > 5
     # Never above what the kernel enforces.
     capped = tomllib.loads(system_annotations(base, threads=5, refills=99))["parameters"]
