@@ -129,6 +129,8 @@ def test_cli_table_json_and_html(minikernel, tmp_path: Path, capsys) -> None:
     (["--param", "idle_rounds=-1"], "must be >= 0"),
     (["--entry", "no_such_symbol"], "no_such_symbol"),
     (["--top", "0"], "--top must be at least 1"),
+    (["--avoid", "no_such_function"], "avoided function 'no_such_function' is not a function of the kernel"),
+    (["--system", "no-such-system.xml"], "no-such-system.xml"),
 ])
 def test_cli_errors_are_one_line(minikernel, tmp_path: Path, capsys, args: list[str], message: str) -> None:
     elf, ann = minikernel
@@ -244,18 +246,3 @@ def test_avoided_functions_leave_every_path_and_start_no_region(minikernel, tmp_
     assert main(["latency", str(elf), "-a", str(ann), "--model", "simple", "--avoid", "flush_operation",
                  "--json", str(js), "-q"]) == 0
     assert json.loads(js.read_text())["avoided"] == ["flush_operation"]
-
-
-@pytest.mark.parametrize("args, message", [
-    (["--avoid", "no_such_function"], "avoided function 'no_such_function' is not a function of the kernel"),
-    (["--system", "no-such-system.xml"], "no-such-system.xml"),
-])
-def test_avoid_and_system_errors_are_one_line(minikernel, tmp_path: Path, capsys, args: list[str],
-                                             message: str) -> None:
-    elf, ann = minikernel
-    js = tmp_path / "out.json"
-    rc = main(["latency", str(elf), "-a", str(ann), "--model", "simple", "--json", str(js), "-q", *args])
-    err = capsys.readouterr().err
-    assert rc == 2
-    assert err.startswith("kairos latency: error: ") and message in err and err.count("\n") == 1
-    assert not js.exists()
