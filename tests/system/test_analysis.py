@@ -134,7 +134,8 @@ def test_system_annotations_set_the_thread_and_refill_parameters():
 
 def test_latency_inputs_of_a_described_system(built):
     # kairos latency --system: the demo's 4 PDs + the loader on one queue at most, its largest
-    # refill count, one CNode level per lookup, and the decoders no PD reaches (those in the kernel)
+    # refill count, one CNode level per lookup, a release heap of at most one thread per SC,
+    # and the decoders no PD reaches (those in the kernel)
     from kairos.runner import build_kernel
     from kairos.system.analysis import PD_UNREACHABLE, latency_inputs, system_parameters
     from kairos.wcet.elfimage import ElfImage
@@ -142,7 +143,8 @@ def test_latency_inputs_of_a_described_system(built):
     sysxml = EXAMPLES / "demo" / "system.xml"
     params, avoid, notes = latency_inputs(str(sysxml), [str(PD_BUILD / "demo")], str(elf))
     threads, refills = system_parameters(parse_system(sysxml, [PD_BUILD / "demo"]))
-    assert params == {"queue_length": threads, "refills_per_sc": refills, "decode_depth": 1}
+    assert params == {"queue_length": threads, "refills_per_sc": refills, "decode_depth": 1,
+                      "release_queue_length": threads}     # one SC per PD and the loader's
     assert threads == 5
     image = ElfImage(str(elf))
     assert avoid == [n for n in PD_UNREACHABLE if image.has_symbol(n)]

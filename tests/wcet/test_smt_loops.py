@@ -124,7 +124,8 @@ def test_annotation_parameters_and_expressions() -> None:
 
 def _c_define(name: str) -> int:
     """Value of a kernel macro, evaluated by the C preprocessor and Python."""
-    src = f"#include \"config.h\"\n#include \"abi.h\"\n#include \"invocation.h\"\nKAIROS_VALUE = ({name})\n"
+    src = f"#include \"config.h\"\n#include \"abi.h\"\n#include \"invocation.h\"\n#include \"release.h\"\n" \
+          f"KAIROS_VALUE = ({name})\n"
     out = subprocess.run(["cpp", "-P", "-DKAIROS_FLAVOUR_RELEASE", "-Ikernel/include", "-Ikernel/arch/riscv/include", "-"],
                          input=src, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:

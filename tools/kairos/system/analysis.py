@@ -85,7 +85,9 @@ SYSTEM_DECODE_DEPTH = 1
 def system_annotations(base: str, threads: int, refills: int) -> str:
     """kernel/wcet-annotations.toml with its system parameters (the threads
     on one wait queue, the refills of one scheduling context, the CNode
-    levels of one lookup) set to this system's figures: the loop bounds are
+    levels of one lookup, the threads in the release queue: at most one per
+    scheduling context, and the system has one per PD and the loader's) set
+    to this system's figures: the loop bounds are
     written in terms of them (docs/wcet.md "Annotation format"). A figure
     above the file's default (the limit the kernel enforces) is not used."""
     def set_default(text: str, name: str, value: int) -> str:
@@ -96,6 +98,7 @@ def system_annotations(base: str, threads: int, refills: int) -> str:
         return re.sub(pattern, lambda g: f"{g.group(1)}{min(value, int(g.group(2)))}", text, count=1,
                       flags=re.M)
     text = set_default(base, "queue_length", threads)
+    text = set_default(text, "release_queue_length", threads)
     text = set_default(text, "decode_depth", SYSTEM_DECODE_DEPTH)
     return set_default(text, "refills_per_sc", refills)
 
@@ -111,7 +114,9 @@ def latency_inputs(system_path: str, search_path: list[str], kernel_elf: str) ->
     (docs/wcet.md "Interrupt latency" -> "A described system"): the system
     parameters (threads on one wait queue: the PDs and the loader; refills
     per SC: the most any PD's SC has; CNode levels per lookup:
-    ``SYSTEM_DECODE_DEPTH``), the kernel functions
+    ``SYSTEM_DECODE_DEPTH``; threads in the release queue: one per
+    scheduling context, the PDs' and the loader's, since no PD can make
+    one), the kernel functions
     no PD can reach (``PD_UNREACHABLE`` that this kernel has) and notes for
     the report.  A bad description is a WcetError (one line, exit 2)."""
     from kairos.system.parse import DescriptionError, parse_system
@@ -125,7 +130,8 @@ def latency_inputs(system_path: str, search_path: list[str], kernel_elf: str) ->
     threads, refills = system_parameters(system)
     image = ElfImage(kernel_elf)
     present = [n for n in PD_UNREACHABLE if image.has_symbol(n)]
-    params = {"queue_length": threads, "refills_per_sc": refills, "decode_depth": SYSTEM_DECODE_DEPTH}
+    params = {"queue_length": threads, "refills_per_sc": refills, "decode_depth": SYSTEM_DECODE_DEPTH,
+              "release_queue_length": threads}
     notes = [f"system {system_path}: {len(system.pds)} PDs + the loader; " +
              ", ".join(f"{k}={v}" for k, v in params.items()) +
              "; the paths through " + ", ".join(present) + " excluded (no PD holds a capability that reaches "

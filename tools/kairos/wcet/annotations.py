@@ -55,7 +55,7 @@ Format (TOML, parsed with ``tomllib``; top-level keys come before the first
 
     [[loop]]
     function = "tqueue_insert"
-    max = "queue_length + 1"       # an expression over parameters (+ - * //)
+    max = "queue_length + 1"       # over parameters: + - * //, heap_depth(n, arity)
 
     [[loop]]
     function = "lookup"
@@ -285,8 +285,26 @@ _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lamb
         ast.FloorDiv: lambda a, b: a // b}
 
 
+def heap_depth(n: int, arity: int) -> int:
+    """Levels below the root of an ``arity``-ary heap of ``n`` entries: the
+    level of its last entry (0 for one entry or none).  A sift moves an
+    entry at most that many levels."""
+    depth, start, width = 0, 1, arity
+    while n > start:            # entries 0 .. start - 1 are on levels 0 .. depth
+        depth += 1
+        start += width
+        width *= arity
+    return depth
+
+
+#: Functions an expression may call: name -> (arity of the call, function).
+_FUNCTIONS = {"heap_depth": (2, heap_depth)}
+_WHAT = "an expression over parameters (+ - * //, heap_depth(n, arity))"
+
+
 def evaluate(expr: str, params: dict[str, int], origin: str) -> int:
-    """Value of an integer expression over parameter names (+ - * //)."""
+    """Value of an integer expression over parameter names (+ - * //, and
+    ``heap_depth(n, arity)``)."""
     def ev(n: ast.AST) -> int:
         if isinstance(n, ast.Expression):
             return ev(n.body)
@@ -301,11 +319,20 @@ def evaluate(expr: str, params: dict[str, int], origin: str) -> int:
             if isinstance(n.op, ast.FloorDiv) and b == 0:
                 raise WcetError(f"{origin}: division by zero in {expr!r}")
             return _OPS[type(n.op)](a, b)
-        raise WcetError(f"{origin}: {expr!r} is not an expression over parameters (+ - * //)")
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _FUNCTIONS and \
+                not n.keywords:
+            nargs, fn = _FUNCTIONS[n.func.id]
+            if len(n.args) != nargs:
+                raise WcetError(f"{origin}: {n.func.id} takes {nargs} arguments, in {expr!r}")
+            args = [ev(a) for a in n.args]
+            if n.func.id == "heap_depth" and args[1] < 2:
+                raise WcetError(f"{origin}: heap_depth's arity must be at least 2, in {expr!r}")
+            return fn(*args)
+        raise WcetError(f"{origin}: {expr!r} is not {_WHAT}")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
-        raise WcetError(f"{origin}: {expr!r} is not an expression over parameters (+ - * //)") from None
+        raise WcetError(f"{origin}: {expr!r} is not {_WHAT}") from None
     return ev(tree)
 
 
