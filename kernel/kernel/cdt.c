@@ -68,6 +68,22 @@ cte_t *zombie_slots(cap_t z)
   predicate nb_ok(cte_t *s, cte_t *a, cte_t *b) = s == \null || (\valid(s) && \separated(s, a, b));
   // s is NULL, or a valid slot apart from a.
   predicate nb_ok1(cte_t *s, cte_t *a) = s == \null || (\valid(s) && \separated(s, a));
+  // a and b, where both are slots, are apart; apart4: four of them pairwise.
+  predicate apart2(cte_t *a, cte_t *b) = a != \null && b != \null ==> \separated(a, b);
+  predicate apart4(cte_t *a, cte_t *b, cte_t *c, cte_t *d) =
+    apart2(a, b) && apart2(a, c) && apart2(a, d) && apart2(b, c) && apart2(b, d) && apart2(c, d);
+  // s holds cap c.
+  predicate holds(cte_t *s, cap_t c) = s->cap.w0 == c.w0 && s->cap.w1 == c.w1;
+  // s is NULL, or its two link words at New are those at Old.
+  predicate kept{Old,New}(cte_t *s) = s == \null ||
+    (\at(s->mdb.prev, New) == \at(s->mdb.prev, Old) && \at(s->mdb.next, New) == \at(s->mdb.next, Old));
+  // p is NULL, or at New its successor is s, its flags and its prev word those at Old.
+  predicate fwd{Old,New}(cte_t *p, cte_t *s) = p == \null ||
+    (\at(next_slot(p), New) == s && \at(flags(p), New) == \at(flags(p), Old) &&
+     \at(p->mdb.prev, New) == \at(p->mdb.prev, Old));
+  // n is NULL, or at New its predecessor is s and its next word that at Old.
+  predicate bwd{Old,New}(cte_t *n, cte_t *s) = n == \null ||
+    (\at(prev_slot(n), New) == s && \at(n->mdb.next, New) == \at(n->mdb.next, Old));
 */
 
 /* kassert's failure branch: the proofs require that it is never taken. */
@@ -184,31 +200,138 @@ void cdt_move(cap_t new_cap, cte_t *src, cte_t *dest)
             src->cap.w0 == 0 && src->cap.w1 == 0 && src->mdb.prev == 0 && src->mdb.next == 0; */
 }
 
+/* s1 and s2 exchange their caps and their places in the list: each takes
+ * the other's two link words (flags included) and the other's neighbours,
+ * which are re-pointed at it. Adjacent slots are two behaviours of their
+ * own (the code reads s2's links after re-pointing s1's neighbours, so it
+ * needs s1's predecessor to be s2 when s2 comes first, and nothing of s2's
+ * predecessor when s1 does). */
+/*@ requires s1 != s2 ==> \valid(s1) && \valid(s2) && \separated(s1, s2);
+    assigns s1->cap, s1->mdb, s2->cap, s2->mdb, prev_slot(s1)->mdb.next, next_slot(s1)->mdb.prev,
+            prev_slot(s2)->mdb.next, next_slot(s2)->mdb.prev;
+    behavior same:
+      assumes s1 == s2;
+      assigns \nothing;
+    behavior apart:
+      assumes s1 != s2 && next_slot(s1) != s2 && next_slot(s2) != s1;
+      requires nb_ok(prev_slot(s1), s1, s2) && nb_ok(next_slot(s1), s1, s2) &&
+               nb_ok(prev_slot(s2), s1, s2) && nb_ok(next_slot(s2), s1, s2);
+      requires apart4(prev_slot(s1), next_slot(s1), prev_slot(s2), next_slot(s2));
+      ensures holds(s1, c2) && holds(s2, c1);
+      ensures s1->mdb.prev == \old(s2->mdb.prev) && s1->mdb.next == \old(s2->mdb.next);
+      ensures s2->mdb.prev == \old(s1->mdb.prev) && s2->mdb.next == \old(s1->mdb.next);
+      ensures fwd{Pre,Post}(\old(prev_slot(s1)), s2) && bwd{Pre,Post}(\old(next_slot(s1)), s2);
+      ensures fwd{Pre,Post}(\old(prev_slot(s2)), s1) && bwd{Pre,Post}(\old(next_slot(s2)), s1);
+    behavior next12:
+      assumes s1 != s2 && next_slot(s1) == s2;
+      requires nb_ok(prev_slot(s1), s1, s2) && nb_ok(next_slot(s2), s1, s2);
+      requires apart2(prev_slot(s1), next_slot(s2));
+      ensures holds(s1, c2) && holds(s2, c1);
+      // p1 -> s2 -> s1 -> n2: s2 in s1's place (its prev word and flags), s1 in s2's.
+      ensures s2->mdb.prev == \old(s1->mdb.prev) && next_slot(s2) == s1 && flags(s2) == \old(flags(s1));
+      ensures prev_slot(s1) == s2 && s1->mdb.next == \old(s2->mdb.next);
+      ensures fwd{Pre,Post}(\old(prev_slot(s1)), s2) && bwd{Pre,Post}(\old(next_slot(s2)), s1);
+    behavior next21:
+      assumes s1 != s2 && next_slot(s1) != s2 && next_slot(s2) == s1;
+      requires prev_slot(s1) == s2;
+      requires nb_ok(prev_slot(s2), s1, s2) && nb_ok(next_slot(s1), s1, s2);
+      requires apart2(prev_slot(s2), next_slot(s1));
+      ensures holds(s1, c2) && holds(s2, c1);
+      // p2 -> s1 -> s2 -> n1: s1 in s2's place (its prev word and flags), s2 in s1's.
+      ensures s1->mdb.prev == \old(s2->mdb.prev) && next_slot(s1) == s2 && flags(s1) == \old(flags(s2));
+      ensures prev_slot(s2) == s1 && s2->mdb.next == \old(s1->mdb.next);
+      ensures fwd{Pre,Post}(\old(prev_slot(s2)), s1) && bwd{Pre,Post}(\old(next_slot(s1)), s2);
+    complete behaviors;
+    disjoint behaviors; */
 void cdt_swap(cap_t c1, cte_t *s1, cap_t c2, cte_t *s2)
 {
     if (s1 == s2)
         return;
     s1->cap = c2;
     s2->cap = c1;
+    /* What each store keeps and changes, for each behaviour (P1, N1, P2, N2:
+     * s1's and s2's neighbours on entry); each goal follows one store. */
+    /*@ assert caps: holds(s1, c2) && holds(s2, c1) && kept{Pre,Here}(s1) && kept{Pre,Here}(s2); */
+    /*@ for apart: assert caps_apart: kept{Pre,Here}(\at(prev_slot(s1), Pre)) && kept{Pre,Here}(\at(next_slot(s1), Pre)) &&
+          kept{Pre,Here}(\at(prev_slot(s2), Pre)) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next12: assert caps_12: kept{Pre,Here}(\at(prev_slot(s1), Pre)) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next21: assert caps_21: kept{Pre,Here}(\at(prev_slot(s2), Pre)) && kept{Pre,Here}(\at(next_slot(s1), Pre)); */
     /* Re-point s1's neighbours at s2 first, then read s2's links (which
      * that may just have changed if the two are adjacent), so adjacent
      * slots come out right in both orders. */
     mdb_t m1 = s1->mdb;
     cte_t *p = (cte_t *)m1.prev;
-    cte_t *n = (cte_t *)(m1.next & ~MDB_FLAGS);
+    cte_t *n = mdb_slot(m1.next);
+    /*@ assert m1: m1.prev == \at(s1->mdb.prev, Pre) && m1.next == \at(s1->mdb.next, Pre) &&
+          p == \at(prev_slot(s1), Pre) && n == \at(next_slot(s1), Pre); */
     if (p)
         set_next(p, s2);
+    /*@ assert p1: holds(s1, c2) && holds(s2, c1) && fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2); */
+    /*@ for apart: assert p1_apart: kept{Pre,Here}(s1) && kept{Pre,Here}(s2) &&
+          kept{Pre,Here}(\at(next_slot(s1), Pre)) && kept{Pre,Here}(\at(prev_slot(s2), Pre)) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next12: assert p1_12: kept{Pre,Here}(s1) && kept{Pre,Here}(s2) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next21: assert p1_21: kept{Pre,Here}(s1) && s2->mdb.prev == \at(s2->mdb.prev, Pre) &&
+          kept{Pre,Here}(\at(next_slot(s1), Pre)) && kept{Pre,Here}(\at(prev_slot(s2), Pre)); */
     if (n)
         n->mdb.prev = (word_t)s2;
+    /*@ assert n1: holds(s1, c2) && holds(s2, c1); */
+    /*@ for apart: assert n1_apart: kept{Pre,Here}(s1) && kept{Pre,Here}(s2) &&
+          fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && bwd{Pre,Here}(\at(next_slot(s1), Pre), s2) && kept{Pre,Here}(\at(prev_slot(s2), Pre)) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next12: assert n1_12: kept{Pre,Here}(s1) && prev_slot(s2) == s2 &&
+          s2->mdb.next == \at(s2->mdb.next, Pre) && fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next21: assert n1_21: kept{Pre,Here}(s1) && s2->mdb.prev == \at(s2->mdb.prev, Pre) &&
+          next_slot(s2) == s2 && flags(s2) == \at(flags(s2), Pre) &&
+          bwd{Pre,Here}(\at(next_slot(s1), Pre), s2) && kept{Pre,Here}(\at(prev_slot(s2), Pre)); */
     mdb_t m2 = s2->mdb;
+    /*@ for apart: assert m2_apart: m2.prev == \at(s2->mdb.prev, Pre) && m2.next == \at(s2->mdb.next, Pre); */
+    /*@ for next12: assert m2_12: (cte_t *)m2.prev == s2 && m2.next == \at(s2->mdb.next, Pre); */
+    /*@ for next21: assert m2_21: m2.prev == \at(s2->mdb.prev, Pre) &&
+          link_slot(m2.next) == s2 && (m2.next & MDB_FLAGS) == \at(flags(s2), Pre); */
     s1->mdb = m2;
+    /*@ assert s1: holds(s1, c2) && holds(s2, c1) && s1->mdb.prev == m2.prev && s1->mdb.next == m2.next &&
+          s2->mdb.prev == m2.prev && s2->mdb.next == m2.next; */
+    /*@ for apart: assert s1_apart_1: fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && bwd{Pre,Here}(\at(next_slot(s1), Pre), s2); */
+    /*@ for apart: assert s1_apart_2: kept{Pre,Here}(\at(prev_slot(s2), Pre)) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next12: assert s1_12: fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next21: assert s1_21: bwd{Pre,Here}(\at(next_slot(s1), Pre), s2) && kept{Pre,Here}(\at(prev_slot(s2), Pre)); */
     s2->mdb = m1;
+    /*@ assert s2: holds(s1, c2) && holds(s2, c1) && s1->mdb.prev == m2.prev && s1->mdb.next == m2.next &&
+          s2->mdb.prev == m1.prev && s2->mdb.next == m1.next; */
+    /*@ for apart: assert s2_apart_1: fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && bwd{Pre,Here}(\at(next_slot(s1), Pre), s2); */
+    /*@ for apart: assert s2_apart_2: kept{Pre,Here}(\at(prev_slot(s2), Pre)) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next12: assert s2_12: fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next21: assert s2_21: bwd{Pre,Here}(\at(next_slot(s1), Pre), s2) && kept{Pre,Here}(\at(prev_slot(s2), Pre)); */
     p = (cte_t *)m2.prev;
-    n = (cte_t *)(m2.next & ~MDB_FLAGS);
+    n = mdb_slot(m2.next);
+    /*@ for apart: assert m2_pn_apart: p == \at(prev_slot(s2), Pre) && n == \at(next_slot(s2), Pre); */
+    /*@ for next12: assert m2_pn_12: p == s2 && n == \at(next_slot(s2), Pre); */
+    /*@ for next21: assert m2_pn_21: p == \at(prev_slot(s2), Pre) && n == s2; */
+    /*@ assert m2_pn: (p == \null || \valid(p)) && (n == \null || \valid(n)); */
     if (p)
         set_next(p, s1);
+    /*@ for apart: assert p2_apart_c: holds(s1, c2) && holds(s2, c1); */
+    /*@ for apart: assert p2_apart_w: s1->mdb.prev == \at(s2->mdb.prev, Pre) && s1->mdb.next == \at(s2->mdb.next, Pre) &&
+          s2->mdb.prev == \at(s1->mdb.prev, Pre) && s2->mdb.next == \at(s1->mdb.next, Pre); */
+    /*@ for apart: assert p2_apart_1: fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && bwd{Pre,Here}(\at(next_slot(s1), Pre), s2); */
+    /*@ for apart: assert p2_apart_2: fwd{Pre,Here}(\at(prev_slot(s2), Pre), s1) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next12: assert p2_12_c: holds(s1, c2) && holds(s2, c1); */
+    /*@ for next12: assert p2_12: prev_slot(s1) == s2 && s1->mdb.next == \at(s2->mdb.next, Pre) &&
+          s2->mdb.prev == \at(s1->mdb.prev, Pre) && next_slot(s2) == s1 && flags(s2) == \at(flags(s1), Pre) &&
+          fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2) && kept{Pre,Here}(\at(next_slot(s2), Pre)); */
+    /*@ for next21: assert p2_21_c: holds(s1, c2) && holds(s2, c1); */
+    /*@ for next21: assert p2_21: s1->mdb.prev == \at(s2->mdb.prev, Pre) &&
+          next_slot(s1) == s2 && flags(s1) == \at(flags(s2), Pre) && s2->mdb.next == \at(s1->mdb.next, Pre) &&
+          bwd{Pre,Here}(\at(next_slot(s1), Pre), s2) && fwd{Pre,Here}(\at(prev_slot(s2), Pre), s1); */
     if (n)
         n->mdb.prev = (word_t)s1;
+    /*@ for apart: assert end_apart_c: holds(s1, c2) && holds(s2, c1); */
+    /*@ for apart: assert end_apart_w: s1->mdb.prev == \at(s2->mdb.prev, Pre) && s1->mdb.next == \at(s2->mdb.next, Pre) &&
+          s2->mdb.prev == \at(s1->mdb.prev, Pre) && s2->mdb.next == \at(s1->mdb.next, Pre); */
+    /*@ for apart: assert end_apart_p1: fwd{Pre,Here}(\at(prev_slot(s1), Pre), s2); */
+    /*@ for apart: assert end_apart_n1: bwd{Pre,Here}(\at(next_slot(s1), Pre), s2); */
+    /*@ for apart: assert end_apart_2: fwd{Pre,Here}(\at(prev_slot(s2), Pre), s1) && bwd{Pre,Here}(\at(next_slot(s2), Pre), s1); */
+    /*@ for next12: assert end_12_c: holds(s1, c2) && holds(s2, c1); */
+    /*@ for next21: assert end_21_c: holds(s1, c2) && holds(s2, c1); */
 }
 
 bool cdt_is_final_cap(const cte_t *slot)
