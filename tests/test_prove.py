@@ -210,6 +210,13 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("cdt", "kernel/cdt.c", "cdt_insert_new_cap",
      "        next->mdb.prev = (word_t)dest;\n    set_next(parent, dest);",
      "        next->mdb.prev = (word_t)parent;\n    set_next(parent, dest);"),
+    # the swap leaves s1's old successor's back link at s1 instead of s2
+    # (the slot that takes s1's place): bwd(N1, s2) fails where the slots
+    # are apart or s2 comes first, and where s1 comes first s1 ends up as
+    # its own predecessor
+    ("cdt", "kernel/cdt.c", "cdt_swap",
+     "        n->mdb.prev = (word_t)s2;",
+     "        n->mdb.prev = (word_t)s1;"),
 ]
 
 
@@ -218,12 +225,15 @@ MUTATIONS: list[tuple[str, ...]] = [
 # already costs CI about 2.3 min more CPU than before them (docs/proofs.md),
 # and these take 37 s to 573 s each. The small-head merge's minimum-budget
 # mutant proves the same function as the mutant it replaced in CI. The
-# reorder mutant takes 118 s of CPU (three goals run into the timeout).
+# reorder mutant takes 118 s of CPU (three goals run into the timeout), the
+# cdt_swap one 238 s (its 113 unmutated goals; test_prove proves the
+# unmutated function in CI).
 CAMPAIGN_MUTANTS = {"refill-merge_overlapping", "refill-round_robin_charge",
                     "refill-round_robin_charge-min-budget", "release-take_out",
                     "tqueue-insert-tqueue_insert-link", "tqueue-tqueue_reorder",
                     "refill-order-merge_overlapping", "refill-charge-sporadic_charge",
-                    "release-order-sink", "release-order-release_queue_insert"}
+                    "release-order-sink", "release-order-release_queue_insert",
+                    "cdt-cdt_swap"}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:
