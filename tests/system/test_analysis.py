@@ -153,6 +153,19 @@ def test_latency_inputs_of_a_described_system(built):
     assert len(notes) == 1 and "4 PDs" in notes[0]
 
 
+@pytest.mark.parametrize("name", ["demo", "passive_server", "device", "infeasible"])
+def test_a_described_system_has_one_scheduling_context_per_pd(name, built):
+    # release_queue_length = the PDs + the loader rests on this: the loader
+    # makes one SC per PD (its own is the root thread's), and gives no PD a
+    # capability that makes or configures one
+    from kairos.system.analysis import PD_UNREACHABLE
+    from kairos.system.pack import SCHEDCONTEXT, build_spec
+    system = parse_system(EXAMPLES / name / "system.xml", [PD_BUILD / name])
+    made = [c for c in build_spec(system).creates if c[1] == SCHEDCONTEXT]
+    assert len(made) == len(system.pds)
+    assert {"invoke_untyped", "invoke_sched_control"} <= set(PD_UNREACHABLE)
+
+
 @pytest.mark.parametrize("name, status", [("demo", 0), ("passive_server", 0), ("device", 0), ("infeasible", 1)])
 def test_analyze_examples_with_the_kernels_wcet(name, status, built, tmp_path, capsys):
     out = tmp_path / "a.json"
