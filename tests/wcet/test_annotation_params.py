@@ -43,6 +43,10 @@ def test_defaults_and_given_values() -> None:
     ("queue // 0", "division by zero"),
     ("queue +", "not an expression over parameters"),
     ("__import__('os')", "not an expression over parameters"),
+    ("heap_depth(queue)", "heap_depth takes 2 arguments"),
+    ("heap_depth(queue, 1)", "arity must be at least 2"),
+    ("other(queue, 4)", "not an expression over parameters"),
+    ("heap_depth(queue, arity=4)", "not an expression over parameters"),
 ])
 def test_bad_expressions_name_the_file_and_loop(expr: str, message: str) -> None:
     with pytest.raises(WcetError, match=message) as exc:

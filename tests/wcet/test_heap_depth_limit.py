@@ -1,5 +1,6 @@
 """A heap's sift loop under a system limit on the heap's size
-(`heap_depth(n, arity)` in an annotation's bound, `limit = true`): the
+(`heap_depth(n, arity)` in an annotation's bound, `limit = true`; its
+bad calls are among test_annotation_params.py's bad expressions): the
 release queue's case (kernel/wcet-annotations.toml `release_queue_length`).
 The loop's own bound is the levels of the largest heap the code allows; a
 system with fewer entries states its count and gets the levels of that."""
@@ -11,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from kairos.wcet.annotations import evaluate, heap_depth, parse
-from kairos.wcet.errors import WcetError
 from wcet_helpers import build, needs_cc
 
 HEAP = """
@@ -58,18 +58,6 @@ def test_heap_depth_is_the_level_of_the_last_entry() -> None:
         [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 4, 5]
     assert [heap_depth(n, 2) for n in (1, 2, 3, 4, 7, 8)] == [0, 1, 1, 2, 2, 3]
     assert evaluate("heap_depth(q, 4) + 1", {"q": 256}, "x") == 5
-
-
-@pytest.mark.parametrize("expr, message", [
-    ("heap_depth(q)", "heap_depth takes 2 arguments"),
-    ("heap_depth(q, 1)", "arity must be at least 2"),
-    ("other(q, 4)", "not an expression over parameters"),
-    ("heap_depth(q, arity=4)", "not an expression over parameters"),
-])
-def test_bad_calls_are_one_line_errors(expr: str, message: str) -> None:
-    with pytest.raises(WcetError, match=message) as exc:
-        parse(f'[parameters]\nq = {{ default = 4 }}\n[[loop]]\nfunction = "f"\nmax = "{expr}"\n', "s.toml")
-    assert "s.toml loop #1" in str(exc.value)
 
 
 @pytest.fixture(scope="module")
