@@ -297,8 +297,6 @@ def heap_depth(n: int, arity: int) -> int:
     return depth
 
 
-#: Functions an expression may call: name -> (arity of the call, function).
-_FUNCTIONS = {"heap_depth": (2, heap_depth)}
 _WHAT = "an expression over parameters (+ - * //, heap_depth(n, arity))"
 
 
@@ -319,15 +317,14 @@ def evaluate(expr: str, params: dict[str, int], origin: str) -> int:
             if isinstance(n.op, ast.FloorDiv) and b == 0:
                 raise WcetError(f"{origin}: division by zero in {expr!r}")
             return _OPS[type(n.op)](a, b)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _FUNCTIONS and \
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "heap_depth" and \
                 not n.keywords:
-            nargs, fn = _FUNCTIONS[n.func.id]
-            if len(n.args) != nargs:
-                raise WcetError(f"{origin}: {n.func.id} takes {nargs} arguments, in {expr!r}")
-            args = [ev(a) for a in n.args]
-            if n.func.id == "heap_depth" and args[1] < 2:
+            if len(n.args) != 2:
+                raise WcetError(f"{origin}: heap_depth takes 2 arguments, in {expr!r}")
+            entries, arity = ev(n.args[0]), ev(n.args[1])
+            if arity < 2:
                 raise WcetError(f"{origin}: heap_depth's arity must be at least 2, in {expr!r}")
-            return fn(*args)
+            return heap_depth(entries, arity)
         raise WcetError(f"{origin}: {expr!r} is not {_WHAT}")
     try:
         tree = ast.parse(expr, mode="eval")
