@@ -423,6 +423,30 @@ void release_queue_remove(struct release_queue *q, struct tcb *t)
     q->heap[t->sc->release_pos - 1].tcb = NULL;
 }
 
+/* The first entry comes no later than any other (what makes the release
+ * loop's test of the first entry alone enough: when it is not due, no entry
+ * is). The order names each slot and its parent only, so this is an
+ * induction over the slots, written as a ghost loop: slot k's parent is an
+ * earlier slot, whose key the first one's does not follow. */
+/*@ ghost
+  /@ requires \valid_read(q) && n <= CONFIG_MAX_SPORADIC_SCS;
+     assigns \nothing;
+     ensures order: ordered(q, n) ==> \forall integer i; 0 <= i < n ==> le_slot(q, 0, i); @/
+  void first_is_earliest(struct release_queue *q, u32 n)
+  {
+      /@ loop invariant 1 <= k && (k <= n || n == 0);
+         loop invariant order: ordered(q, n) ==> \forall integer i; 0 <= i < k && i < n ==> le_slot(q, 0, i);
+         loop assigns k;
+         loop variant n - k; @/
+      for (u32 k = 1; k < n; k++) {
+          /@ assert order: 0 <= parent(k) < k; @/
+          /@ assert order: ordered(q, n) ==> le_slot(q, 0, parent(k)); @/
+          /@ assert order: ordered(q, n) ==> le_slot(q, parent(k), k); @/
+          /@ assert order: ordered(q, n) ==> le_slot(q, 0, k); @/
+      }
+  }
+*/
+
 /*@ requires heap_ok(q) && q->count >= 1;
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->in_release_queue,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
@@ -430,9 +454,12 @@ void release_queue_remove(struct release_queue *q, struct tcb *t)
     ensures \result == \old(q->heap[0].tcb);
     behavior ordered:
       assumes ordered(q, q->count);
-      ensures order: ordered(q, q->count); */
+      ensures order: ordered(q, q->count);
+      ensures order: \forall integer i; 0 <= i < \old(q->count) ==>
+          key_le(\old(q->heap[0].time), \old(q->heap[0].seq), \old(q->heap[i].time), \old(q->heap[i].seq)); */
 struct tcb *release_queue_take_first(struct release_queue *q)
 {
+    //@ ghost first_is_earliest(q, q->count);
     struct tcb *t = q->heap[0].tcb;
     if (t)
         t->in_release_queue = false;
