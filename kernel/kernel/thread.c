@@ -154,9 +154,144 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
     //@ assert ACSL_TOP_BIT(n, p / 64) <==> n->bitmap[p / 64] != 0;
 }
 
+/* The changed queue as a whole list (make prove, set `ready`; docs/proofs.md
+ * "Ready queues"), described by a ghost model as the thread queues are
+ * (queue.c): rq_m[0 .. rq_n - 1], the threads of the one queue an operation
+ * changes, from head to tail. One model suffices: the kernel is
+ * single-threaded and each operation changes one queue, whose model the
+ * caller keeps (the callers are not proved). rq_pos is the place of the
+ * thread to remove. RQ_MODEL_CAP only sizes the ghost array (nothing of it
+ * exists at run time). Distinct TCBs have distinct base addresses (each
+ * TCB is an object of its own, and so is the scheduler's node): a write to
+ * one thread's link leaves every other thread's links alone by the memory
+ * model alone. */
+#define RQ_MODEL_CAP 65536
+/*@ ghost struct tcb *rq_m[RQ_MODEL_CAP]; */
+/*@ ghost unsigned rq_n; */
+/*@ ghost unsigned rq_pos; */
+/*@
+  // x is a valid TCB of priority p, another object than the scheduler's node.
+  predicate rq_thread(struct tcb *x, integer p) =
+      \valid(x) && \base_addr(x) != \base_addr(&sched_nodes[0]) && x->priority == p;
+  // The ends of queue p: both NULL exactly when the model is empty; else its
+  // first and last member, the head without predecessor, the tail without
+  // successor.
+  predicate rq_ends(integer p) =
+      rq_n < RQ_MODEL_CAP &&
+      (rq_n == 0 <==> sched_nodes[0].ready_head[p] == \null) &&
+      (rq_n == 0 <==> sched_nodes[0].ready_tail[p] == \null) &&
+      (rq_n > 0 ==> sched_nodes[0].ready_head[p] == rq_m[0] &&
+                    sched_nodes[0].ready_tail[p] == rq_m[rq_n - 1] &&
+                    rq_m[0]->ready_prev == \null && rq_m[rq_n - 1]->ready_next == \null);
+  predicate rq_members(integer p) =
+      \forall integer i; 0 <= i < rq_n ==> rq_thread(rq_m[i], p);
+  // Neighbours point at each other, pointwise (one quantifier per field).
+  predicate rq_links =
+      (\forall integer i; 0 <= i < rq_n - 1 ==> rq_m[i]->ready_next == rq_m[i + 1]) &&
+      (\forall integer i; 0 < i < rq_n ==> rq_m[i]->ready_prev == rq_m[i - 1]);
+  // No thread twice, so the list is acyclic and at most as long as there
+  // are threads.
+  predicate rq_distinct =
+      \forall integer i, j; 0 <= i < j < rq_n ==> \base_addr(rq_m[i]) != \base_addr(rq_m[j]);
+  // Queue p is a well-formed doubly-linked list whose members are
+  // rq_m[0 .. rq_n - 1], each of priority p.
+  predicate rq_list(integer p) = rq_ends(p) && rq_members(p) && rq_links && rq_distinct;
+  // t is no member.
+  predicate rq_outside(struct tcb *t) =
+      \forall integer i; 0 <= i < rq_n ==> \base_addr(t) != \base_addr(rq_m[i]);
+*/
+
+/* The model's side of the operations, each on its own (their goals carry
+ * no heap): t goes in at the tail, or at the head with the others moving
+ * up one; the member at rq_pos goes out with the ones after it moving
+ * down one. Members and distinctness carry over. */
+/*@ ghost
+  /@ requires rq_n + 1 < RQ_MODEL_CAP;
+     requires rq_members(p) && rq_distinct && rq_thread(t, p) && rq_outside(t);
+     assigns rq_m[rq_n], rq_n;
+     ensures rq_n == \old(rq_n) + 1 && rq_m[rq_n - 1] == t;
+     ensures \forall integer j; 0 <= j < rq_n - 1 ==> rq_m[j] == \old(rq_m[j]);
+     ensures rq_members(p) && rq_distinct; @/
+  void rq_model_push_tail(struct tcb *t, u32 p)
+  {
+      rq_m[rq_n] = t;
+      rq_n++;
+  }
+*/
+/*@ ghost
+  /@ requires rq_n + 1 < RQ_MODEL_CAP;
+     requires rq_members(p) && rq_distinct && rq_thread(t, p) && rq_outside(t);
+     assigns rq_m[0 .. rq_n], rq_n;
+     ensures rq_n == \old(rq_n) + 1 && rq_m[0] == t;
+     ensures \forall integer j; 0 < j < rq_n ==> rq_m[j] == \old(rq_m[j - 1]);
+     ensures rq_members(p) && rq_distinct; @/
+  void rq_model_push_head(struct tcb *t, u32 p)
+  {
+      unsigned i = rq_n;
+      /@ loop invariant 0 <= i <= rq_n;
+         loop invariant \forall integer j; 0 <= j < i ==> rq_m[j] == \at(rq_m[j], Pre);
+         loop invariant \forall integer j; i < j <= rq_n ==> rq_m[j] == \at(rq_m[j - 1], Pre);
+         loop assigns i, rq_m[1 .. rq_n];
+         loop variant i; @/
+      while (i > 0) {
+          rq_m[i] = rq_m[i - 1];
+          i--;
+      }
+      rq_m[0] = t;
+      rq_n++;
+  }
+*/
+/*@ ghost
+  /@ requires rq_n < RQ_MODEL_CAP && rq_pos < rq_n;
+     requires rq_members(p) && rq_distinct;
+     assigns rq_m[rq_pos .. rq_n - 2], rq_n;
+     ensures rq_n == \old(rq_n) - 1;
+     ensures \forall integer j; 0 <= j < rq_pos ==> rq_m[j] == \old(rq_m[j]);
+     ensures \forall integer j; rq_pos <= j < rq_n ==> rq_m[j] == \old(rq_m[j + 1]);
+     ensures rq_members(p) && rq_distinct && rq_outside(\old(rq_m[rq_pos])); @/
+  void rq_model_remove(u32 p)
+  {
+      unsigned i = rq_pos;
+      /@ loop invariant rq_pos <= i <= rq_n - 1;
+         loop invariant \forall integer j; 0 <= j < i ==> rq_m[j] == \at(rq_m[j < rq_pos ? j : j + 1], Pre);
+         loop invariant \forall integer j; i <= j < rq_n ==> rq_m[j] == \at(rq_m[j], Pre);
+         loop assigns i, rq_m[rq_pos .. rq_n - 2];
+         loop variant rq_n - i; @/
+      while (i + 1 < rq_n) {
+          rq_m[i] = rq_m[i + 1];
+          i++;
+      }
+      rq_n--;
+  }
+*/
+
+/* The links of a model with a member at k (t, just inserted) whose links
+ * were checked apart from the rest: the cases around k make rq_links (a
+ * function of its own, as tq_links_join in queue.c). */
+/*@ ghost
+  /@ requires rq_n <= RQ_MODEL_CAP && k < rq_n;
+     requires \forall integer i; 0 <= i && i + 1 < k ==> rq_m[i]->ready_next == rq_m[i + 1];
+     requires 0 < k ==> rq_m[k - 1]->ready_next == rq_m[k];
+     requires k + 1 < rq_n ==> rq_m[k]->ready_next == rq_m[k + 1];
+     requires \forall integer i; k < i < rq_n - 1 ==> rq_m[i]->ready_next == rq_m[i + 1];
+     requires \forall integer i; 0 < i < k ==> rq_m[i]->ready_prev == rq_m[i - 1];
+     requires 0 < k ==> rq_m[k]->ready_prev == rq_m[k - 1];
+     requires k + 1 < rq_n ==> rq_m[k + 1]->ready_prev == rq_m[k];
+     requires \forall integer i; k + 1 < i < rq_n ==> rq_m[i]->ready_prev == rq_m[i - 1];
+     assigns \nothing;
+     ensures rq_links; @/
+  void rq_links_join(unsigned k)
+  {
+      /@ assert \forall integer i; 0 <= i < rq_n - 1 ==> rq_m[i]->ready_next == rq_m[i + 1]; @/
+      /@ assert \forall integer i; 0 < i <= k ==> rq_m[i]->ready_prev == rq_m[i - 1]; @/
+      /@ assert \forall integer i; k < i < rq_n ==> rq_m[i]->ready_prev == rq_m[i - 1]; @/
+  }
+*/
+
 /* Contracts (make prove, set `ready`): the bitmap stays exact for every
  * priority and the queue's ends stay consistent; t (in no queue) becomes
- * its head or tail. */
+ * its head or tail; the queue stays a well-formed list (rq_list), t at its
+ * head or tail and the others in their order. */
 /*@ requires \valid(t) && \separated(t, &sched_nodes[0]) && t->priority < CONFIG_NUM_PRIORITIES;
     requires ACSL_BITMAP_PRIOS(&sched_nodes[0]) && ACSL_BITMAP_WORDS(&sched_nodes[0]) &&
              ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
@@ -164,11 +299,14 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
     requires tcb_apart(t, sched_nodes[0].ready_head[t->priority]) &&
              tcb_apart(t, sched_nodes[0].ready_tail[t->priority]) &&
              tcb_apart(sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority]);
+    requires list: rq_list(t->priority) && rq_n + 1 < RQ_MODEL_CAP;
+    requires rq_thread(t, t->priority) && rq_outside(t);
     assigns t->ready_prev, t->ready_next, t->in_ready_queue,
             sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
             sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
             sched_nodes[0].ready_head[t->priority]->ready_prev,
-            sched_nodes[0].ready_tail[t->priority]->ready_next;
+            sched_nodes[0].ready_tail[t->priority]->ready_next,
+            rq_m[0 .. rq_n], rq_n;
     ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
     ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
     ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
@@ -177,7 +315,12 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
     ensures at_head ==> sched_nodes[0].ready_head[t->priority] == t;
     ensures at_head ==> t->ready_next == \old(sched_nodes[0].ready_head[t->priority]);
     ensures !at_head ==> sched_nodes[0].ready_tail[t->priority] == t;
-    ensures !at_head ==> t->ready_prev == \old(sched_nodes[0].ready_tail[t->priority]); */
+    ensures !at_head ==> t->ready_prev == \old(sched_nodes[0].ready_tail[t->priority]);
+    ensures list: rq_list(t->priority) && rq_n == \old(rq_n) + 1;
+    ensures at_head ==> rq_m[0] == t &&
+                (\forall integer i; 0 < i < rq_n ==> rq_m[i] == \old(rq_m[i - 1]));
+    ensures !at_head ==> rq_m[rq_n - 1] == t &&
+                (\forall integer i; 0 <= i < rq_n - 1 ==> rq_m[i] == \old(rq_m[i])); */
 static void ready_insert(struct tcb *t, bool at_head)
 {
     struct sched_node *n = NODE;
@@ -190,6 +333,27 @@ static void ready_insert(struct tcb *t, bool at_head)
         else
             n->ready_tail[p] = t;
         n->ready_head[p] = t;
+        /*@ assert h_heads: \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p
+                ==> n->ready_head[q] == \at(sched_nodes[0].ready_head[q], Pre); */
+        /* The heap against the old model: every link but the old head's
+         * predecessor as it was, and that one t. */
+        /*@ assert h_kept_next: \forall integer j; 0 <= j < rq_n - 1 ==> rq_m[j]->ready_next == rq_m[j + 1]; */
+        /*@ assert h_kept_prev: \forall integer j; 0 < j < rq_n ==> rq_m[j]->ready_prev == rq_m[j - 1]; */
+        /*@ assert h_back_t: rq_n > 0 ==> rq_m[0]->ready_prev == t; */
+        /*@ assert h_t: t->ready_prev == \null && n->ready_head[p] == t &&
+                (rq_n > 0 ==> t->ready_next == rq_m[0]) && (rq_n == 0 ==> t->ready_next == \null); */
+        /*@ assert h_tail: (rq_n > 0 ==> n->ready_tail[p] == rq_m[rq_n - 1] && rq_m[rq_n - 1]->ready_next == \null) &&
+                (rq_n == 0 ==> n->ready_tail[p] == t); */
+        /*@ ghost rq_model_push_head(t, p); */
+        /* Against the new model (t at 0). */
+        /*@ assert h_next_0: rq_n > 1 ==> rq_m[0]->ready_next == rq_m[1]; */
+        /*@ assert h_next_above: \forall integer i; 0 < i < rq_n - 1 ==> rq_m[i]->ready_next == rq_m[i + 1]; */
+        /*@ assert h_prev_1: rq_n > 1 ==> rq_m[1]->ready_prev == rq_m[0]; */
+        /*@ assert h_prev_above: \forall integer i; 1 < i < rq_n ==> rq_m[i]->ready_prev == rq_m[i - 1]; */
+        /*@ ghost rq_links_join(0); */
+        /*@ assert h_ends_head: n->ready_head[p] == rq_m[0] && rq_m[0]->ready_prev == \null; */
+        /*@ assert h_ends_tail: n->ready_tail[p] == rq_m[rq_n - 1] && rq_m[rq_n - 1]->ready_next == \null; */
+        /*@ assert h_ends: rq_ends(p); */
     } else {
         t->ready_next = NULL;
         t->ready_prev = n->ready_tail[p];
@@ -198,17 +362,44 @@ static void ready_insert(struct tcb *t, bool at_head)
         else
             n->ready_head[p] = t;
         n->ready_tail[p] = t;
+        /*@ assert t_heads: \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p
+                ==> n->ready_head[q] == \at(sched_nodes[0].ready_head[q], Pre); */
+        /* The heap against the old model: every link but the old tail's
+         * successor as it was, and that one t. */
+        /*@ assert t_kept_next: \forall integer j; 0 <= j < rq_n - 1 ==> rq_m[j]->ready_next == rq_m[j + 1]; */
+        /*@ assert t_kept_prev: \forall integer j; 0 < j < rq_n ==> rq_m[j]->ready_prev == rq_m[j - 1]; */
+        /*@ assert t_into_t: rq_n > 0 ==> rq_m[rq_n - 1]->ready_next == t; */
+        /*@ assert t_t: t->ready_next == \null && n->ready_tail[p] == t &&
+                (rq_n > 0 ==> t->ready_prev == rq_m[rq_n - 1]) && (rq_n == 0 ==> t->ready_prev == \null); */
+        /*@ assert t_head: (rq_n > 0 ==> n->ready_head[p] == rq_m[0] && rq_m[0]->ready_prev == \null) &&
+                (rq_n == 0 ==> n->ready_head[p] == t); */
+        /*@ ghost rq_model_push_tail(t, p); */
+        /* Against the new model (t at rq_n - 1). */
+        /*@ assert t_next_below: \forall integer i; 0 <= i < rq_n - 2 ==> rq_m[i]->ready_next == rq_m[i + 1]; */
+        /*@ assert t_next_into: rq_n > 1 ==> rq_m[rq_n - 2]->ready_next == rq_m[rq_n - 1]; */
+        /*@ assert t_prev_below: \forall integer i; 0 < i < rq_n - 1 ==> rq_m[i]->ready_prev == rq_m[i - 1]; */
+        /*@ assert t_prev_at: rq_n > 1 ==> rq_m[rq_n - 1]->ready_prev == rq_m[rq_n - 2]; */
+        /*@ ghost rq_links_join(rq_n - 1); */
+        /*@ assert t_ends_head: n->ready_head[p] == rq_m[0] && rq_m[0]->ready_prev == \null; */
+        /*@ assert t_ends_tail: n->ready_tail[p] == rq_m[rq_n - 1] && rq_m[rq_n - 1]->ready_next == \null; */
+        /*@ assert t_ends: rq_ends(p); */
     }
     /* Proof steps (make prove): queue p is not empty, no other head changed. */
     //@ assert n->ready_head[p] != \null && queue_ends(&sched_nodes[0], p);
     /*@ assert \forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES && q != p
             ==> n->ready_head[q] == \at(sched_nodes[0].ready_head[q], Pre); */
+    /*@ assert list_before: rq_list(p); */
     ready_bitmap_set(n, p);
+    /* The bitmap is another object than the members (their priorities). */
+    /*@ assert members_bitmap: rq_members(p); */
     t->in_ready_queue = true;
+    /*@ assert members_flag: rq_members(p); */
 }
 
 /* t is in its priority's queue: its neighbours point back at it, and it
- * has no predecessor (successor) exactly when it is the head (tail). */
+ * has no predecessor (successor) exactly when it is the head (tail); it is
+ * the member at rq_pos of the well-formed list, which stays one without
+ * it, the others in their order. */
 /*@ requires \valid(t) && \separated(t, &sched_nodes[0]) && t->priority < CONFIG_NUM_PRIORITIES;
     requires ACSL_BITMAP_PRIOS(&sched_nodes[0]) && ACSL_BITMAP_WORDS(&sched_nodes[0]) &&
              ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]) && queue_ends(&sched_nodes[0], t->priority);
@@ -225,19 +416,29 @@ static void ready_insert(struct tcb *t, bool at_head)
              tcb_apart(t->ready_next, sched_nodes[0].ready_tail[t->priority]) &&
              tcb_apart(t, sched_nodes[0].ready_head[t->priority]) &&
              tcb_apart(t, sched_nodes[0].ready_tail[t->priority]);
+    requires list: rq_list(t->priority) && rq_pos < rq_n && rq_m[rq_pos] == t;
     assigns t->ready_prev, t->ready_next, t->in_ready_queue,
             sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
             sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
-            t->ready_prev->ready_next, t->ready_next->ready_prev;
+            t->ready_prev->ready_next, t->ready_next->ready_prev,
+            rq_m[rq_pos .. rq_n - 2], rq_n;
     ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
     ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
     ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
     ensures queue_ends(&sched_nodes[0], t->priority);
-    ensures !t->in_ready_queue && t->ready_prev == \null && t->ready_next == \null; */
+    ensures !t->in_ready_queue && t->ready_prev == \null && t->ready_next == \null;
+    ensures list: rq_list(t->priority) && rq_n == \old(rq_n) - 1;
+    ensures rq_thread(t, t->priority) && rq_outside(t);
+    ensures \forall integer i; 0 <= i < rq_pos ==> rq_m[i] == \old(rq_m[i]);
+    ensures \forall integer i; rq_pos <= i < rq_n ==> rq_m[i] == \old(rq_m[i + 1]); */
 static void ready_remove(struct tcb *t)
 {
     struct sched_node *n = NODE;
     u32 p = t->priority;
+    /*@ assert rq_pos > 0 ==> t->ready_prev == rq_m[rq_pos - 1]; */
+    /*@ assert rq_pos == 0 ==> t->ready_prev == \null && n->ready_head[p] == t; */
+    /*@ assert rq_pos + 1 < rq_n ==> t->ready_next == rq_m[rq_pos + 1]; */
+    /*@ assert rq_pos + 1 == rq_n ==> t->ready_next == \null && n->ready_tail[p] == t; */
     if (t->ready_prev)
         t->ready_prev->ready_next = t->ready_next;
     else
@@ -249,6 +450,32 @@ static void ready_remove(struct tcb *t)
     if (!n->ready_head[p])
         ready_bitmap_clear(n, p);
     t->ready_next = t->ready_prev = NULL;
+    /* The heap against the old model: every member's link but the two
+     * around t as it was, and those two skip t. */
+    /*@ assert kept_next: \forall integer j; 0 <= j < rq_n - 1 && j != rq_pos - 1 && j != rq_pos ==>
+            rq_m[j]->ready_next == rq_m[j + 1]; */
+    /*@ assert kept_prev: \forall integer j; 0 < j < rq_n && j != rq_pos + 1 && j != rq_pos ==>
+            rq_m[j]->ready_prev == rq_m[j - 1]; */
+    /*@ assert skip_next: 0 < rq_pos < rq_n - 1 ==> rq_m[rq_pos - 1]->ready_next == rq_m[rq_pos + 1]; */
+    /*@ assert skip_prev: 0 < rq_pos < rq_n - 1 ==> rq_m[rq_pos + 1]->ready_prev == rq_m[rq_pos - 1]; */
+    /*@ assert new_head: rq_pos == 0 && rq_n > 1 ==> n->ready_head[p] == rq_m[1] && rq_m[1]->ready_prev == \null; */
+    /*@ assert new_tail: rq_pos == rq_n - 1 && rq_n > 1 ==>
+            n->ready_tail[p] == rq_m[rq_n - 2] && rq_m[rq_n - 2]->ready_next == \null; */
+    /*@ assert now_empty: rq_n == 1 ==> n->ready_head[p] == \null && n->ready_tail[p] == \null; */
+    /*@ assert kept_head: rq_pos > 0 ==> n->ready_head[p] == rq_m[0] && rq_m[0]->ready_prev == \null; */
+    /*@ assert kept_tail: rq_pos < rq_n - 1 ==>
+            n->ready_tail[p] == rq_m[rq_n - 1] && rq_m[rq_n - 1]->ready_next == \null; */
+    /*@ ghost rq_model_remove(p); */
+    /* The links against the new model. */
+    /*@ assert next_below: \forall integer i; 0 <= i && i + 1 < rq_pos ==> rq_m[i]->ready_next == rq_m[i + 1]; */
+    /*@ assert next_at: 0 < rq_pos < rq_n ==> rq_m[rq_pos - 1]->ready_next == rq_m[rq_pos]; */
+    /*@ assert next_above: \forall integer i; rq_pos <= i < rq_n - 1 ==> rq_m[i]->ready_next == rq_m[i + 1]; */
+    /*@ assert prev_below: \forall integer i; 0 < i < rq_pos ==> rq_m[i]->ready_prev == rq_m[i - 1]; */
+    /*@ assert prev_at: 0 < rq_pos < rq_n ==> rq_m[rq_pos]->ready_prev == rq_m[rq_pos - 1]; */
+    /*@ assert prev_above: \forall integer i; rq_pos < i < rq_n ==> rq_m[i]->ready_prev == rq_m[i - 1]; */
+    /*@ assert ends_empty: rq_n == 0 ==> n->ready_head[p] == \null && n->ready_tail[p] == \null; */
+    /*@ assert ends_head: rq_n > 0 ==> n->ready_head[p] == rq_m[0] && rq_m[0]->ready_prev == \null; */
+    /*@ assert ends_tail: rq_n > 0 ==> n->ready_tail[p] == rq_m[rq_n - 1] && rq_m[rq_n - 1]->ready_next == \null; */
     t->in_ready_queue = false;
 }
 
