@@ -42,7 +42,8 @@ def register(sub) -> None:
     p.add_argument("--capture-timeout", type=float, default=1800.0, metavar="S",
                    help="--observe: stop capturing after S seconds (default 1800)")
     p.add_argument("--no-return-facts", action="store_true",
-                   help="do not tie a tested returned value to the returns that can give it (for comparison)")
+                   help="do not tie a tested returned value to the returns that can give it, nor decide a "
+                        "callee's branches by the constant arguments of its call context (for comparison)")
     p.add_argument("--no-unwind-facts", action="store_true",
                    help="do not tie a taken preemption point's result to its callers' tests on the handling "
                         "path (to measure what the facts gain)")

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from kairos.latency import unwind
-from kairos.wcet import driver, infeasible, ipet, returnfacts
+from kairos.wcet import argfacts, driver, infeasible, ipet, returnfacts
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import NORETURN_NAMES, Context, Program, Term, build_program
@@ -324,7 +324,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
     # a taken poll's continuation starts with the poll itself (the region ends at its call)
     hstarts = [(program.callee_context(s.ctx, s.site, s.target), s.target) if s.kind == "poll"
                else (s.ctx, s.block) for s in resumed]
-    returned = [returnfacts.constraints(program, values)] if return_facts else []
+    returned = [returnfacts.constraints(program, values), argfacts.constraints(program)] if return_facts else []
     handling_facts = [_forbid(branches, 1), *returned, *avoid_facts]
     if unwind_facts:
         say("unwinding facts", 0.45)

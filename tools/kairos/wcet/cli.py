@@ -32,7 +32,8 @@ def register(sub) -> None:
                    help="treat every access through a pointer of unknown value as a miss that may evict "
                         "anything (the analysis before symbolic cache lines; for comparison)")
     p.add_argument("--no-return-facts", action="store_true",
-                   help="do not tie a tested returned value to the returns that can give it (to measure the gain)")
+                   help="do not tie a tested returned value to the returns that can give it, nor decide a "
+                        "callee's branches by the constant arguments of its call context (to measure the gain)")
     p.add_argument("--no-infeasible-paths", action="store_true",
                    help="do not look for infeasible paths and flag facts (to measure their gain)")
     p.add_argument("--no-precision", action="store_true",

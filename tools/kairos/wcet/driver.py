@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kairos.wcet import infeasible, ipet, microarch, returnfacts
+from kairos.wcet import argfacts, infeasible, ipet, microarch, returnfacts
 from kairos.wcet.annotations import Annotations
 from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term, build_program
@@ -319,6 +319,7 @@ class _EntryAnalysis:
         extra = [via_constraint(self.program, spec.via, spec.avoid)] if spec.via or spec.avoid else []
         if self.return_facts:
             extra.append(returnfacts.constraints(view, self.values))
+            extra.append(argfacts.constraints(view))
 
         def solve(more: list) -> ipet.IpetResult:
             return ipet.solve(view, spec.symbol, self.bounds, cost_fn, pen_fn, stop_at=self.stop_addrs,
