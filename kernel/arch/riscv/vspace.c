@@ -39,7 +39,8 @@ void vspace_boot_finish(void)
     for (word_t i = 0; i < KERNEL_PT_FIRST_INDEX; i++)
         kernel_root_pt[i] = 0;
     sfence_vma_all();
-    vspace_cache.cur = 0;
+    vspace_cache.cur = &vspace_cache.req[0];
+    vspace_cache.prev = &vspace_cache.req[1];
     vspace_cache.active_satp = csr_read(satp);
 }
 
@@ -84,16 +85,17 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa)
 
 /* ---- switching address spaces ---- */
 
-/* Both entries root 0 until used: no request matches them. */
+/* Both entries root 0 until used: no request matches them. cur and prev
+ * are set by vspace_boot_finish, before the first switch. */
 struct vspace_cache vspace_cache;
 
 /* A request that is neither of the last two: it replaces the older one and
  * becomes the current one. */
 void vspace_switch(paddr_t root_pa, word_t asid)
 {
-    word_t k = vspace_cache.cur ^ VSPACE_REQ_OTHER;
-    struct vspace_request *r = vspace_req(k);
-    vspace_cache.cur = k;
+    struct vspace_request *r = vspace_cache.prev;
+    vspace_cache.prev = vspace_cache.cur;
+    vspace_cache.cur = r;
     r->root = root_pa;
     r->asid = asid;
     r->generation = asid_generation;
@@ -236,9 +238,7 @@ const char *vspace_invariant_violation(void)
     /* The address-space cache: an entry that vspace_activate may still use
      * (checked against today's ASID table) holds what vspace_switch would
      * compute for it now, and the current one is what satp holds. */
-    if (vspace_cache.cur != 0 && vspace_cache.cur != VSPACE_REQ_OTHER)
-        return "the address-space cache's current offset is neither request's";
-    const struct vspace_request *req[2] = {vspace_req(vspace_cache.cur), vspace_req(vspace_cache.cur ^ VSPACE_REQ_OTHER)};
+    const struct vspace_request *req[2] = {vspace_cache.cur, vspace_cache.prev};
     for (int k = 0; k < 2; k++) {
         const struct vspace_request *r = req[k];
         if (r->root == 0 || r->generation != asid_generation)

@@ -63,18 +63,14 @@ void vspace_map_user_page(pte_t *root, vaddr_t vaddr, paddr_t frame_pa);
  * root, i.e. with no user mappings, as seL4's setVMRoot does. */
 void vspace_switch(paddr_t root_pa, word_t asid);
 /* The last two address spaces asked for: their arguments, the ASID table's
- * generation when they were checked and the satp they resolved to.
- * The request at offset cur is the active one, the other the one before it. The same
- * request with no ASID change since finds its satp already active (an exit
- * to the thread that entered, or a switch within one address space); the
- * fastpath also switches back to the one before it without re-checking the
- * ASID table (a client and a server taking turns: the cross-address-space
- * round trip). Both cost a few compares inline. The current request is
- * named by an offset, not a pointer, and read through vspace_req (masked),
- * so that the WCET analysis knows both requests' addresses: the two share
- * one cache line (the structure starts a line), where a pointer loaded from
- * memory would be an object of unknown place. No request has root 0 (the
- * kernel's root is not at physical 0). */
+ * generation when they were checked and the satp they resolved to. `cur`
+ * is the active one. The same request with no ASID change since finds its
+ * satp already active (an exit to the thread that entered, or a switch
+ * within one address space); the fastpath also switches back to the one
+ * before it (`prev`) without re-checking the ASID table (a client and a
+ * server taking turns: the cross-address-space round trip). Both cost a
+ * few compares inline; one structure, so that they share one base address. No
+ * request has root 0 (the kernel's root is not at physical 0). */
 struct vspace_request {
     paddr_t root;
     word_t asid;
@@ -82,21 +78,11 @@ struct vspace_request {
     word_t satp;
 };
 struct vspace_cache {
+    struct vspace_request *cur, *prev; /* the two entries of req */
+    word_t active_satp;                /* what satp holds */
     struct vspace_request req[2];
-    word_t cur;         /* byte offset of the current request in req: 0 or VSPACE_REQ_OTHER */
-    word_t active_satp; /* what satp holds */
-} __attribute__((aligned(64)));
-/* The other request's offset: cur ^ VSPACE_REQ_OTHER. */
-#define VSPACE_REQ_OTHER 32ul
-_Static_assert(sizeof(struct vspace_request) == VSPACE_REQ_OTHER, "req[1] at offset VSPACE_REQ_OTHER");
-_Static_assert(sizeof(struct vspace_request) * 2 == 64, "both requests in one 64-byte line");
+};
 extern struct vspace_cache vspace_cache;
-/* The request at byte offset k & VSPACE_REQ_OTHER: one of the two, whatever
- * k holds (an offset rather than an index: a mask and an add, no shift). */
-static ALWAYS_INLINE struct vspace_request *vspace_req(word_t k)
-{
-    return (struct vspace_request *)((char *)vspace_cache.req + (k & VSPACE_REQ_OTHER));
-}
 /* Bumped by every change to the ASID table or a pool (vspace_activate
  * re-validates a VSpace only after one). */
 extern word_t asid_generation;
@@ -107,7 +93,7 @@ static ALWAYS_INLINE bool vspace_request_is(const struct vspace_request *r, padd
 /* The kernel's exits: the current request, or a full switch. */
 static ALWAYS_INLINE void vspace_activate(paddr_t root_pa, word_t asid)
 {
-    if (!vspace_request_is(vspace_req(vspace_cache.cur), root_pa, asid))
+    if (!vspace_request_is(vspace_cache.cur, root_pa, asid))
         vspace_switch(root_pa, asid);
 }
 /* The fastpath's exit: also the request before it. Only there, so that the
@@ -115,16 +101,17 @@ static ALWAYS_INLINE void vspace_activate(paddr_t root_pa, word_t asid)
 static ALWAYS_INLINE void vspace_activate_or_return(paddr_t root_pa, word_t asid)
 {
     struct vspace_cache *c = &vspace_cache;
-    word_t k = c->cur;
-    if (vspace_request_is(vspace_req(k), root_pa, asid))
+    struct vspace_request *cur = c->cur;
+    if (vspace_request_is(cur, root_pa, asid))
         return;
-    struct vspace_request *prev = vspace_req(k ^ VSPACE_REQ_OTHER);
+    struct vspace_request *prev = c->prev;
     if (!vspace_request_is(prev, root_pa, asid)) {
         vspace_switch(root_pa, asid);
         return;
     }
     /* Checked against the same ASID table: the same satp as then. */
-    c->cur = k ^ VSPACE_REQ_OTHER;
+    c->cur = prev;
+    c->prev = cur;
     if (prev->satp != c->active_satp) {
         csr_write(satp, prev->satp);
         sfence_vma_all(); /* as vspace_switch: a full flush on every switch */
