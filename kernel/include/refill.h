@@ -249,11 +249,13 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
  * period, at most 2^64 - 1 - new_period - new_budget (the caller's, not
  * proved: sched_context_configure passes times since boot and periods of at
  * most REFILL_MAX_PERIOD_US).
- * Window (docs/proofs.md "Sliding window"): not kept. With a kept head
- * below the new budget, the extra budget comes one new period after the
- * head's release, so the tail ends up to new_budget - head amount past one
- * period after the head's release (later than ring_window allows, not
- * earlier; seL4's refill_update does the same). */
+ * Window (docs/proofs.md "Sliding window"): only a ring of one refill (a
+ * fresh context, or a kept head that reaches the new budget) is proved to
+ * be in the window. With a kept head below the new budget, the extra budget
+ * comes one new period after the head's release, so the tail ends up to
+ * new_budget - head amount past one period after the head's release (later
+ * than ring_window allows, not earlier; seL4's refill_update does the
+ * same). */
 /*@ requires ring_memory(sc, new_period == 0 || new_period == new_budget ? REFILL_MIN_REFILLS
                                                                       : clamped_max(new_max_refills));
     requires sc->refill_count != 0 ==> refill_invariant(sc);
@@ -269,7 +271,8 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
       assumes sc->refill_count != 0 ==>
           Refills(sc)[sc->refill_head].release_time + usage + sc->period <= UINT64_MAX - new_period - new_budget;
       ensures order: ring_apart(sc, 0) && head_apart(sc);
-      ensures order: rel_below(sc, UINT64_MAX - sc->budget); */
+      ensures order: rel_below(sc, UINT64_MAX - sc->budget);
+      ensures window: sc->refill_count == 1 ==> ring_window(sc); */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
                    u64 usage, u64 now);
 
