@@ -170,6 +170,21 @@ static inline u32 refill_max_for_size(word_t size_bits)
   // code's 64-bit ends (release + amount) do not wrap.
   predicate rel_below(struct sched_context *sc, integer t) =
       \forall integer k; 0 <= k < sc->refill_count ==> pos_rel(sc, k) <= t;
+
+  // The sliding window at ring level (docs/proofs.md "Sliding window"):
+  // the tail ends no later than one period after position p's release.
+  // For p = 0 (ring_window) and a ring in order (ring_apart), every refill
+  // lies in [head's release, head's release + period]. Quantifier-free:
+  // the tail is the one position it names.
+  logic integer tail_end(struct sched_context *sc) =
+      pos_rel(sc, sc->refill_count - 1) + pos_amt(sc, sc->refill_count - 1);
+  predicate ends_within(struct sched_context *sc, integer p) =
+      p < sc->refill_count ==> tail_end(sc) <= pos_rel(sc, p) + sc->period;
+  predicate ring_window(struct sched_context *sc) = ends_within(sc, 0);
+  // The head released no later than the next refill (what ring_apart gives
+  // and the head's own changes keep, but for the overrun's delay).
+  predicate head_first(struct sched_context *sc) =
+      sc->refill_count >= 2 ==> pos_rel(sc, 0) <= pos_rel(sc, 1);
 */
 /* ring_sum above names eight slots. */
 _Static_assert(CONFIG_MAX_REFILLS <= 8, "ring_sum (ACSL) sums slots 0 to 7");
@@ -216,7 +231,8 @@ static inline struct refill *refill_tail(struct sched_context *sc)
     ensures budget >= refill_min_budget_ticks ==> refill_min(sc);
     ensures order: sc->period != 0 ==> ring_apart(sc, 0) && head_apart(sc);
     ensures order: rel_below(sc, now);
-    ensures order: sc->budget == budget && sc->period == (period == 0 || period == budget ? 0 : period); */
+    ensures order: sc->budget == budget && sc->period == (period == 0 || period == budget ? 0 : period);
+    ensures window: sc->period != 0 && budget <= period ==> ring_window(sc); */
 void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 period, u64 now);
 
 /* Reconfigure a context that is in use (bound to a runnable thread) without
@@ -232,7 +248,14 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
  * times that fit: `now`, and the old head's release + usage + the old
  * period, at most 2^64 - 1 - new_period - new_budget (the caller's, not
  * proved: sched_context_configure passes times since boot and periods of at
- * most REFILL_MAX_PERIOD_US). */
+ * most REFILL_MAX_PERIOD_US).
+ * Window (docs/proofs.md "Sliding window"): only a ring of one refill (a
+ * fresh context, or a kept head that reaches the new budget) is proved to
+ * be in the window. With a kept head below the new budget, the extra budget
+ * comes one new period after the head's release, so the tail ends up to
+ * new_budget - head amount past one period after the head's release (later
+ * than ring_window allows, not earlier; seL4's refill_update does the
+ * same). */
 /*@ requires ring_memory(sc, new_period == 0 || new_period == new_budget ? REFILL_MIN_REFILLS
                                                                       : clamped_max(new_max_refills));
     requires sc->refill_count != 0 ==> refill_invariant(sc);
@@ -248,7 +271,8 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
       assumes sc->refill_count != 0 ==>
           Refills(sc)[sc->refill_head].release_time + usage + sc->period <= UINT64_MAX - new_period - new_budget;
       ensures order: ring_apart(sc, 0) && head_apart(sc);
-      ensures order: rel_below(sc, UINT64_MAX - sc->budget); */
+      ensures order: rel_below(sc, UINT64_MAX - sc->budget);
+      ensures window: sc->refill_count == 1 ==> ring_window(sc); */
 void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, word_t new_max_refills,
                    u64 usage, u64 now);
 
@@ -292,7 +316,8 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
       assumes rel_below(sc, UINT64_MAX - sc->budget - usage - sc->period - sc->refill_count * sc->period);
       ensures charge: ring_apart(sc, 0);
       ensures charge: usage != 0 || \old(head_apart(sc)) ==> head_apart(sc);
-      ensures charge: rel_below(sc, UINT64_MAX - sc->budget); */
+      ensures charge: rel_below(sc, UINT64_MAX - sc->budget);
+      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc); */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
 /* The context starts being used at `now`: if the head is ready, its release
@@ -320,7 +345,8 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
       ensures order: ring_apart(sc, 0);
       ensures order: \result ==> head_apart(sc);
       ensures order: \old(head_apart(sc)) ==> head_apart(sc);
-      ensures order: rel_below(sc, UINT64_MAX - sc->budget); */
+      ensures order: rel_below(sc, UINT64_MAX - sc->budget);
+      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc); */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
 /* seL4_Yield after consuming `usage`: round robin refills the slice; a
@@ -343,7 +369,8 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
                             sc->period - sc->refill_count * sc->period);
       ensures charge: ring_apart(sc, 0);
       ensures charge: usage != 0 || \old(head_apart(sc)) ==> head_apart(sc);
-      ensures charge: rel_below(sc, UINT64_MAX - sc->budget); */
+      ensures charge: rel_below(sc, UINT64_MAX - sc->budget);
+      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc); */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
 {

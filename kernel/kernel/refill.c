@@ -41,7 +41,8 @@ static u32 tail_index(const struct sched_context *sc) { return refill_index_add(
     ensures ring_sum(sc) == \old(ring_sum(sc)) - \old(Refills(sc)[i].amount) + a;
     ensures order: \forall integer k; 0 <= k < sc->refill_count && ring_slot(sc, k) != i ==>
                        pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k));
-    ensures order: Refills(sc)[i].release_time == \old(Refills(sc)[i].release_time); */
+    ensures order: Refills(sc)[i].release_time == \old(Refills(sc)[i].release_time);
+    ensures window: ring_slot(sc, sc->refill_count - 1) != i ==> tail_end(sc) == \old(tail_end(sc)); */
 static ALWAYS_INLINE void set_amount(struct sched_context *sc, u32 i, u64 a)
 {
     refill_at(sc, i)->amount = a;
@@ -151,6 +152,17 @@ static ALWAYS_INLINE void set_release(struct sched_context *sc, u32 i, u64 t)
   static void apart_two(struct sched_context *sc) { }
 */
 
+/* A lemma function (window): a ring of one refill holds the whole sum, so
+ * it ends no later than its release plus the sum (the one-refill case of
+ * every window step). No precondition: the callers call it in ghost code
+ * on rings of any size. */
+/*@ ghost
+  /@ assigns \nothing;
+     ensures window: ring_shape(sc) && sc->refill_count == 1 ==>
+                         pos_amt(sc, 0) == ring_sum(sc) && tail_end(sc) == pos_rel(sc, 0) + ring_sum(sc); @/
+  static void one_holds_sum(struct sched_context *sc) { }
+*/
+
 /* The ring reset to one refill (head 0) takes its first slot. */
 /*@ requires refill_invariant(sc) && sc->refill_head == 0 && sc->refill_count == 1;
     assigns Refills(sc)[0];
@@ -242,6 +254,8 @@ void refill_new(struct sched_context *sc, word_t max_refills, u64 budget, u64 pe
         add_tail(sc, (struct refill){ .release_time = now, .amount = 0 });
     /*@ assert order: pos_rel(sc, 0) == now && pos_rel(sc, sc->refill_count - 1) == now; */
     /*@ assert order: \forall integer k; 0 <= k < sc->refill_count ==> pos_rel(sc, k) == now; */
+    /* Window: a sporadic context's one refill, the budget at `now`. */
+    /*@ assert window: sc->period != 0 ==> sc->refill_count == 1 && pos_amt(sc, 0) == budget; */
 }
 
 
@@ -266,7 +280,8 @@ static bool head_overlaps(struct sched_context *sc)
       assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures order: ring_apart(sc, 0) && head_apart(sc);
       ensures order: rel_below(sc, UINT64_MAX - ring_sum(sc));
-      ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0)); */
+      ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0));
+      ensures window: \old(ring_window(sc)) && ring_sum(sc) <= sc->period ==> ring_window(sc); */
 static void merge_overlapping(struct sched_context *sc)
 {
     /* No step counter: each step pops a refill and head_overlaps is false
@@ -280,6 +295,9 @@ static void merge_overlapping(struct sched_context *sc)
         for ordered: loop invariant order: ring_apart(sc, 1);
         for ordered: loop invariant order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre));
         for ordered: loop invariant order: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre);
+        for ordered: loop invariant window: sc->refill_count >= 2 ==>
+            pos_rel(sc, sc->refill_count - 1) == \at(pos_rel(sc, sc->refill_count - 1), Pre) &&
+            pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre);
         loop assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (head_overlaps(sc)) {
@@ -303,9 +321,20 @@ static void merge_overlapping(struct sched_context *sc)
         /*@ for ordered: assert order: \forall integer k; 1 <= k < sc->refill_count ==>
                                        pos_rel(sc, k) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
         /*@ for ordered: assert order: pos_rel(sc, 0) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
+        /* Window: the tail is the one it was (pop_head's shift of
+         * positions); only the head's slot was written. (After the order
+         * steps: as hypotheses of theirs, the window facts slowed them.) */
+        /*@ for ordered: assert window: sc->refill_count >= 2 ==>
+                  ring_slot(sc, sc->refill_count - 1) != sc->refill_head; */
+        /*@ for ordered: assert window: sc->refill_count >= 2 ==>
+                  pos_rel(sc, sc->refill_count - 1) == \at(pos_rel(sc, sc->refill_count - 1), LoopCurrent) &&
+                  pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), LoopCurrent); */
     }
     /* The exit test's 64-bit end did not wrap (order: head_apart). */
     /*@ ghost head_le_sum(sc); */
+    /* Window: the tail is the one it was, or the head alone, which holds
+     * the sum; the head's release is the one it was. */
+    /*@ ghost one_holds_sum(sc); */
 }
 
 /* schedule_used (§5.4): time used from a refill comes back at `used`'s
@@ -333,7 +362,9 @@ static void merge_overlapping(struct sched_context *sc)
       ensures charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
                          pos_rel(sc, k) == \old(pos_rel(sc, k)) && pos_amt(sc, k) == \old(pos_amt(sc, k));
       ensures charge: pos_rel(sc, sc->refill_count - 1) <=
-                         \max(used.release_time, \old(pos_rel(sc, sc->refill_count - 1))); */
+                         \max(used.release_time, \old(pos_rel(sc, sc->refill_count - 1)));
+      ensures window: tail_end(sc) <= \max(\old(tail_end(sc)), used.release_time) + used.amount;
+      ensures window: \old(head_first(sc)) ==> head_first(sc); */
 static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     u32 ti = tail_index(sc);
@@ -344,6 +375,7 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
     /*@ for ordered: assert order: ti == ring_slot(sc, sc->refill_count - 1); */
     /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==> ring_slot(sc, k) != ti; */
     /*@ for ordered: assert order: t->release_time + t->amount <= UINT64_MAX; */
+    /*@ for ordered: assert window: tail_end(sc) == t->release_time + t->amount; */
     if (t->release_time + t->amount >= used.release_time) {
         /* The tail, used from its release, reaches `used`'s release before it
          * runs out: adding the amount to it releases nothing earlier.
@@ -356,6 +388,9 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert order: ring_apart(sc, 1) && (\at(ring_apart(sc, 0), Pre) ==> ring_apart(sc, 0)); */
         /*@ for ordered: assert order: \at(head_apart(sc), Pre) ==> head_apart(sc); */
         /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - used.amount); */
+        /* Window: the tail grows by the amount, at its release. */
+        /*@ for ordered: assert window: tail_end(sc) == \at(tail_end(sc), Pre) + used.amount; */
+        /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
     } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
         /* Too small to be worth a refill of its own (it could never be run
          * alone), or no room: merge it into the tail, moving the tail later
@@ -381,6 +416,10 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert order: ring_apart(sc, 1); */
         /*@ for ordered: assert order: \at(ring_apart(sc, 0), Pre) ==> ring_apart(sc, 0); */
         /*@ for ordered: assert order: \at(head_apart(sc), Pre) ==> head_apart(sc); */
+        /* Window: the moved tail ends where `used` would have; it moved
+         * later, the head did not. */
+        /*@ for ordered: assert window: tail_end(sc) == used.release_time + used.amount; */
+        /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
     } else {
         add_tail(sc, used);
         /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
@@ -397,6 +436,12 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert order: \at(ring_apart(sc, 0), Pre) ==> ring_apart(sc, 0); */
         /*@ for ordered: assert order: \at(head_apart(sc), Pre) ==> head_apart(sc); */
         /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - used.amount); */
+        /* Window: the new tail is `used`; behind a single refill it comes
+         * after the head's end (the branch's test). */
+        /*@ for ordered: assert window: tail_end(sc) == used.release_time + used.amount; */
+        /*@ for ordered: assert window: \at(sc->refill_count, Pre) == 1 ==>
+                  pos_rel(sc, 0) < pos_rel(sc, 1); */
+        /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
     }
 }
 
@@ -411,7 +456,9 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
       assumes ring_apart(sc, 0);
       assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - sc->period - usage);
       ensures charge: ring_apart(sc, 1);
-      ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc))); */
+      ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc)));
+      ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==>
+                          ring_window(sc) && head_first(sc); */
 static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
@@ -421,6 +468,11 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
     /*@ for ordered: assert charge: pos_rel(sc, 0) == h->release_time; */
     /*@ for ordered: assert charge: used.release_time == h->release_time + sc->period; */
     /*@ for ordered: assert charge: used.release_time <= UINT64_MAX - ring_sum(sc) - usage; */
+    /* Window: a single refill holds the sum; otherwise the head ends no
+     * later than the next release. */
+    /*@ ghost one_holds_sum(sc); */
+    /*@ for ordered: assert window: sc->refill_count >= 2 ==> pos_rel(sc, 0) + pos_amt(sc, 0) <= pos_rel(sc, 1); */
+    /*@ for ordered: assert window: sc->refill_count >= 3 ==> pos_rel(sc, 1) <= pos_rel(sc, 2); */
 
     if (remnant < min_budget) {
         /* Too little left to run on (a kernel entry and exit would not fit). */
@@ -429,6 +481,9 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
             set_release(sc, sc->refill_head, h->release_time + sc->period);
             /*@ for ordered: assert charge: sc->refill_count == 1 && ring_apart(sc, 1); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+            /*@ for ordered: assert window: pos_amt(sc, 0) == \at(ring_sum(sc), Pre); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
+                      ring_window(sc) && head_first(sc); */
         } else {
             /* The remnant joins the next refill (later: no earlier release). */
             pop_head(sc);
@@ -442,15 +497,31 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
             /*@ for ordered: assert charge: \forall integer k; 1 <= k < sc->refill_count ==>
                                            ring_slot(sc, k) != sc->refill_head; */
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
+            /* Window: the tail is the one it was (or the new head alone);
+             * the new head was the next refill, released after the old
+             * head's end, so after the chunk's start. */
+            /*@ for ordered: assert window: tail_end(sc) == \at(tail_end(sc), Pre); */
+            /*@ for ordered: assert window: pos_rel(sc, 0) == \at(pos_rel(sc, 1), Pre); */
+            /*@ for ordered: assert window: sc->refill_count >= 2 ==> pos_rel(sc, 0) <= pos_rel(sc, 1); */
             add_amount(sc, sc->refill_head, remnant);
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - sc->period - usage); */
             /*@ for ordered: assert charge: ring_sum(sc) + usage == \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert charge: used.release_time <= UINT64_MAX - \at(ring_sum(sc), Pre) - usage; */
+            /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), Pre); */
+            /*@ ghost one_holds_sum(sc); */
+            /*@ for ordered: assert window: sc->refill_count == 1 ==>
+                      tail_end(sc) == pos_rel(sc, 0) + \at(ring_sum(sc), Pre) - usage; */
+            /*@ for ordered: assert window: head_first(sc); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
+                      tail_end(sc) + usage <= pos_rel(sc, 0) + sc->period; */
+            /*@ for ordered: assert window: used.release_time + usage <= pos_rel(sc, 0) + sc->period; */
             schedule_used(sc, used, min_budget);
             /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
+                      ring_window(sc) && head_first(sc); */
         }
         return true;
     }
@@ -468,9 +539,23 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
     /*@ for ordered: assert charge: ring_apart(sc, 1); */
     /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - sc->period); */
     /*@ for ordered: assert charge: ring_sum(sc) + usage == \at(ring_sum(sc), Pre); */
+    /* Window: the head's end stays put, so the tail (the head itself when
+     * single) ends no later than the head's new release + period - usage;
+     * the chunk comes back one period after the head's new release less
+     * usage. */
+    /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), Pre); */
+    /*@ for ordered: assert window: sc->refill_count == 1 ==>
+              tail_end(sc) == \at(pos_rel(sc, 0) + pos_amt(sc, 0), Pre); */
+    /*@ for ordered: assert window: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre) + usage; */
+    /*@ for ordered: assert window: head_first(sc); */
+    /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
+              tail_end(sc) + usage <= pos_rel(sc, 0) + sc->period; */
+    /*@ for ordered: assert window: used.release_time + usage == pos_rel(sc, 0) + sc->period; */
     schedule_used(sc, used, min_budget);
     /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
     /*@ for ordered: assert charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+    /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
+              ring_window(sc) && head_first(sc); */
     return false;
 }
 
@@ -529,7 +614,9 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
     ensures Refills(sc)[sc->refill_head].amount >= min_budget;
     behavior ordered:
       assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
-      ensures charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc)); */
+      ensures charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
+      ensures window: \old(ring_window(sc) && ends_within(sc, 1)) && ring_sum(sc) <= sc->period ==>
+                          ring_window(sc); */
 static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_budget, bool *used_up)
 {
     /* No step counter: the ring's size is one (proved: the variant below;
@@ -539,6 +626,9 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         loop invariant ring_sum(sc) == \at(ring_sum(sc), Pre);
         for ordered: loop invariant charge: ring_apart(sc, 1);
         for ordered: loop invariant charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre));
+        for ordered: loop invariant window:
+            \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) <= sc->period ==>
+                ring_window(sc) && ends_within(sc, 1);
         loop assigns *used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
@@ -554,9 +644,27 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         /*@ for ordered: assert charge: \forall integer k; 1 <= k < sc->refill_count ==>
                                        ring_slot(sc, k) != sc->refill_head; */
         /*@ for ordered: assert charge: ring_apart(sc, 1); */
+        /* Window: the tail is the one it was; the new head is the old
+         * second refill, and the new second the old third, released no
+         * earlier (ring_apart from position 1). */
+        /*@ for ordered: assert window: tail_end(sc) == \at(tail_end(sc), LoopCurrent); */
+        /*@ for ordered: assert window: pos_rel(sc, 0) == \at(pos_rel(sc, 1), LoopCurrent); */
+        /*@ for ordered: assert window: sc->refill_count >= 2 ==>
+                  pos_rel(sc, 1) == \at(pos_rel(sc, 2), LoopCurrent) &&
+                  \at(pos_rel(sc, 1), LoopCurrent) <= \at(pos_rel(sc, 2), LoopCurrent); */
+        /*@ for ordered: assert window:
+                \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) + r.amount <= sc->period ==>
+                    ring_window(sc) && ends_within(sc, 1); */
         add_amount(sc, sc->refill_head, r.amount);
         /*@ for ordered: assert charge: ring_apart(sc, 1); */
         /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+        /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), LoopCurrent); */
+        /*@ for ordered: assert window: sc->refill_count >= 2 ==> pos_rel(sc, 1) == \at(pos_rel(sc, 2), LoopCurrent); */
+        /*@ for ordered: assert window: pos_rel(sc, 0) == \at(pos_rel(sc, 1), LoopCurrent); */
+        /*@ ghost one_holds_sum(sc); */
+        /*@ for ordered: assert window:
+                \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) <= sc->period ==>
+                    ring_window(sc) && ends_within(sc, 1); */
         *used_up = true;
     }
     /* Minimum budget: a single refill holds the whole sum. */
@@ -575,7 +683,8 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
       assumes ring_apart(sc, 0);
       assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - usage - sc->period - sc->refill_count * sc->period);
       ensures charge: ring_apart(sc, 0) && head_apart(sc);
-      ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc))); */
+      ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc)));
+      ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==> ring_window(sc); */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
@@ -592,6 +701,7 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
         loop invariant sc->period == per;
         for ordered: loop invariant charge:
             rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per);
+        for ordered: loop invariant window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc);
         loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant n; */
@@ -606,6 +716,8 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             set_release(sc, sc->refill_head, refill_head(sc)->release_time + sc->period);
             /*@ for ordered: assert charge: sc->refill_count == 1 && ring_apart(sc, 0); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per); */
+            /*@ ghost one_holds_sum(sc); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc); */
         } else {
             struct refill r = pop_head(sc);
             /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count ==>
@@ -618,7 +730,19 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             /*@ for ordered: assert charge: ring_sum(sc) + r.amount == \at(ring_sum(sc), Pre); */
             r.release_time += sc->period;
             /*@ for ordered: assert charge: r.release_time <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per; */
+            /* Window: the tail is the one it was (or the new head alone,
+             * which holds the rest of the sum); the new head is released
+             * after the old one's end, so one period after it is no
+             * earlier than the used refill's return plus its amount. */
+            /*@ for ordered: assert window: tail_end(sc) == \at(tail_end(sc), LoopCurrent); */
+            /*@ for ordered: assert window: r.amount == \at(pos_amt(sc, 0), LoopCurrent); */
+            /*@ for ordered: assert window: \at(pos_rel(sc, 0) + pos_amt(sc, 0), LoopCurrent) <= pos_rel(sc, 0); */
+            /*@ ghost one_holds_sum(sc); */
+            /*@ for ordered: assert window: sc->refill_count == 1 ==> tail_end(sc) == pos_rel(sc, 0) + ring_sum(sc); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> tail_end(sc) + r.amount <= pos_rel(sc, 0) + per; */
+            /*@ for ordered: assert window: r.release_time + r.amount <= pos_rel(sc, 0) + per; */
             schedule_used(sc, r, min_budget);
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc); */
             /*@ for ordered: assert charge: ring_apart(sc, 0); */
             /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
                       pos_rel(sc, k) <= UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per; */
@@ -630,6 +754,8 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
         }
     }
     /*@ for ordered: assert charge: ring_apart(sc, 1); */
+    /* Window: the head is released no later than the next (ring_apart). */
+    /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc) && ends_within(sc, 1); */
     /* Order: the loop left one period of room for the split's chunk. */
     /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per); */
 
@@ -653,6 +779,7 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
                 used_up = true;
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc) && ends_within(sc, 1); */
         } else {
             /* More than a whole pass round the ring: only if charged more
              * than the budget plus an overrun, which the scheduler never
@@ -665,6 +792,12 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
             /*@ for ordered: assert charge: pos_rel(sc, 0) <= UINT64_MAX - \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
+            /* Window: only the head moved, later (a single refill holds
+             * the sum). */
+            /*@ for ordered: assert window: sc->refill_count >= 2 ==>
+                      ring_slot(sc, sc->refill_count - 1) != sc->refill_head; */
+            /*@ ghost one_holds_sum(sc); */
+            /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc) && ends_within(sc, 1); */
         }
     }
     /* Order: the split, the overrun's delay and the small-head merge break
@@ -676,8 +809,10 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
      * the charge facts in its context it timed out at 20 s without.) */
     /*@ assert refill_invariant(sc); */
     /*@ assert ring_sum(sc) == \at(ring_sum(sc), Pre); */
+    /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc) && ends_within(sc, 1); */
     merge_small_head(sc, min_budget, &used_up);
     /*@ for ordered: assert charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc)); */
+    /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc); */
     merge_overlapping(sc);
     return used_up;
 }
@@ -707,6 +842,9 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
      * only due within the ready slack (now < release), which moves it
      * earlier; waking that way every period would shorten the period by the
      * slack each time. Keep the later of the two. */
+    /* Window: a tail behind the head is another slot. */
+    /*@ for ordered: assert window: sc->refill_count >= 2 ==>
+              ring_slot(sc, sc->refill_count - 1) != sc->refill_head; */
     if (refill_head(sc)->release_time < now)
         set_release(sc, sc->refill_head, now);
     /* Order: only the head's release moved (later), so the ring is apart
@@ -717,6 +855,12 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
     /*@ for ordered: assert order: ring_sum(sc) == sc->budget; */
     /*@ for ordered: assert order: ring_apart(sc, 1); */
     /*@ for ordered: assert order: rel_below(sc, UINT64_MAX - ring_sum(sc)); */
+    /* Window: only the head's release moved, later; a single refill holds
+     * the sum (the budget). */
+    /*@ ghost one_holds_sum(sc); */
+    /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), Pre); */
+    /*@ for ordered: assert window: pos_rel(sc, 0) >= \at(pos_rel(sc, 0), Pre); */
+    /*@ for ordered: assert window: \at(ring_window(sc), Pre) && sc->budget <= sc->period ==> ring_window(sc); */
     /* Refills that become available before the head runs out join it. */
     merge_overlapping(sc);
     /*@ assert refill_invariant(sc) && refill_sum(sc) && refill_min(sc); */
