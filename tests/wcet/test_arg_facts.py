@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wcet_helpers import CC, build, needs_cc
+from wcet_helpers import CC, assert_replay_within_bound, build, facts_bound, needs_cc
 
 PROGRAM = r"""
 volatile unsigned long sink_;
@@ -70,27 +70,19 @@ def elf(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("argfacts"), "argfacts", c_src=PROGRAM)
 
 
-def _bound(elf: Path, entry: str, facts: bool, model: str = "simple") -> int:
-    from kairos.wcet import driver
-    # infeasible paths off: the path conflicts would find the constant too
-    an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top", infeasible_paths=False,
-                    return_facts=facts)
-    return an.results[0].bound
-
-
 @needs_cc
 @pytest.mark.parametrize("entry", ["light", "light_call", "light_via_relay"])
 def test_a_constant_argument_decides_the_callee_branch(elf: Path, entry: str) -> None:
     """Without the facts the heavy case (40 steps) is on the worst path;
     with them only the light one (10): 30 steps' worth of cycles less."""
-    without, with_ = _bound(elf, entry, False), _bound(elf, entry, True)
+    without, with_ = facts_bound(elf, entry, False), facts_bound(elf, entry, True)
     # each HEAVY step is a few instructions: 30 of them are at least 90
     assert without - with_ >= 90, (entry, without, with_)
 
 
 @needs_cc
 def test_an_unknown_argument_keeps_every_case(elf: Path) -> None:
-    assert _bound(elf, "any", True) == _bound(elf, "any", False)
+    assert facts_bound(elf, "any", True) == facts_bound(elf, "any", False)
 
 
 @needs_cc
@@ -118,10 +110,4 @@ def test_decided_branches_are_read_from_the_binary(elf: Path) -> None:
 @needs_cc
 @pytest.mark.parametrize("model", ["u54", "u54-lru"])
 def test_replay_never_above_the_bound(elf: Path, model: str) -> None:
-    from test_symbolic_cache import _observed
-    from kairos.wcet import driver
-    from kairos.wcet.trace import block_path, path_bound
-    an = driver.run(str(elf), ["main"], model_name=model, sp0="__stack_top")
-    res = an.results[0]
-    trace, obs = _observed(elf, "main", model)
-    assert obs <= path_bound(block_path(an.program, "main", trace), res.costs) <= res.bound
+    assert_replay_within_bound(elf, "main", model)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wcet_helpers import CC, build, needs_cc
+from wcet_helpers import CC, assert_replay_within_bound, build, facts_bound, needs_cc
 
 PROGRAM = r"""
 volatile unsigned long sink_;
@@ -85,19 +85,11 @@ def elf(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("retfacts"), "retfacts", c_src=PROGRAM)
 
 
-def _bound(elf: Path, entry: str, facts: bool, model: str = "simple") -> int:
-    from kairos.wcet import driver
-    # infeasible paths off: the path conflicts would find the NULL return too
-    an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top", infeasible_paths=False,
-                    return_facts=facts)
-    return an.results[0].bound
-
-
 @needs_cc
 def test_a_null_return_does_not_reach_the_non_null_side(elf: Path) -> None:
     """use: without the facts both heavy parts (40 + 30 steps); with them
     the longer alone: the 30 steps' worth of cycles less."""
-    without, with_ = _bound(elf, "use", False), _bound(elf, "use", True)
+    without, with_ = facts_bound(elf, "use", False), facts_bound(elf, "use", True)
     assert with_ < without
     # each HEAVY step is a few instructions: 30 of them are at least 90
     assert without - with_ >= 90, (without, with_)
@@ -108,16 +100,10 @@ def test_nothing_is_cut_where_the_value_may_be_either(elf: Path) -> None:
     """find_word's heavy way returns a word that may be 0 or not, and
     use_other tests k: the facts change nothing there."""
     for entry in ("use_word", "use_other"):
-        assert _bound(elf, entry, True) == _bound(elf, entry, False), entry
+        assert facts_bound(elf, entry, True) == facts_bound(elf, entry, False), entry
 
 
 @needs_cc
 @pytest.mark.parametrize("model", ["u54", "u54-lru"])
 def test_replay_never_above_the_bound(elf: Path, model: str) -> None:
-    from test_symbolic_cache import _observed
-    from kairos.wcet import driver
-    from kairos.wcet.trace import block_path, path_bound
-    an = driver.run(str(elf), ["main"], model_name=model, sp0="__stack_top")
-    res = an.results[0]
-    trace, obs = _observed(elf, "main", model)
-    assert obs <= path_bound(block_path(an.program, "main", trace), res.costs) <= res.bound
+    assert_replay_within_bound(elf, "main", model)

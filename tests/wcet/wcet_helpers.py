@@ -96,3 +96,25 @@ def one_error_line(capsys, argv: list[str]) -> str:
     assert rc == 2, err
     assert len(err) == 1 and "Traceback" not in err[0], err
     return err[0]
+
+
+def facts_bound(elf: Path, entry: str, facts: bool, model: str = "simple") -> int:
+    """The bound of ``entry`` with the path facts (returned values tied to
+    their returns, branches decided by constant arguments) on or off, and no
+    infeasible-path search (its path conflicts would find some of the same)."""
+    from kairos.wcet import driver
+    an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top", infeasible_paths=False,
+                    return_facts=facts)
+    return an.results[0].bound
+
+
+def assert_replay_within_bound(elf: Path, entry: str, model: str) -> None:
+    """A traced run of ``entry`` replayed on ``model`` costs no more than its
+    path's bound, which is no more than the entry's bound."""
+    from test_symbolic_cache import _observed
+    from kairos.wcet import driver
+    from kairos.wcet.trace import block_path, path_bound
+    an = driver.run(str(elf), [entry], model_name=model, sp0="__stack_top")
+    res = an.results[0]
+    trace, obs = _observed(elf, entry, model)
+    assert obs <= path_bound(block_path(an.program, entry, trace), res.costs) <= res.bound
