@@ -479,6 +479,89 @@ static void ready_remove(struct tcb *t)
     t->in_ready_queue = false;
 }
 
+/* The ready-queue flag tied to membership (make prove, set `ready-callers`;
+ * docs/proofs.md "Ready queues"): the callers test t->in_ready_queue to
+ * decide whether t is in its priority's queue, so the preconditions of
+ * ready_remove (t in the queue) and ready_insert (t in no queue) must
+ * follow from the flag. rq_flag(t): t's flag says whether it is a member
+ * of the model (the queue of its priority). rq_flagged: every member has
+ * the flag set, for every thread of the queue at once (one quantifier,
+ * over the model's places). */
+/*@
+  predicate rq_flag(struct tcb *t) =
+      (t->in_ready_queue ==> \exists integer i; 0 <= i < rq_n && rq_m[i] == t) &&
+      (!t->in_ready_queue ==> rq_outside(t));
+  predicate rq_flagged = \forall integer i; 0 <= i < rq_n ==> rq_m[i]->in_ready_queue;
+*/
+
+/* A member's place in the model, for ready_remove's rq_pos: the caller
+ * knows t is a member (its flag), not where. */
+/*@ ghost
+  /@ requires rq_n < RQ_MODEL_CAP && (\exists integer i; 0 <= i < rq_n && rq_m[i] == t);
+     assigns rq_pos;
+     ensures rq_pos < rq_n && rq_m[rq_pos] == t; @/
+  void rq_find(struct tcb *t)
+  {
+      rq_pos = 0;
+      /@ loop invariant 0 <= rq_pos < rq_n;
+         loop invariant \exists integer i; rq_pos <= i < rq_n && rq_m[i] == t;
+         loop assigns rq_pos;
+         loop variant rq_n - rq_pos; @/
+      while (rq_m[rq_pos] != t)
+          rq_pos++;
+  }
+*/
+
+/* A member of the well-formed list is linked in it locally, as
+ * ready_remove requires: its neighbours are the members beside it (or
+ * NULL at the ends) and point back at it; all of them distinct objects. */
+/*@ ghost
+  /@ requires rq_list(p) && rq_pos < rq_n && rq_m[rq_pos] == t;
+     assigns \nothing;
+     ensures queue_ends(&sched_nodes[0], p);
+     ensures t->ready_prev == \null <==> sched_nodes[0].ready_head[p] == t;
+     ensures t->ready_next == \null <==> sched_nodes[0].ready_tail[p] == t;
+     ensures t->ready_prev != \null ==> \valid(t->ready_prev) && t->ready_prev->ready_next == t &&
+             \separated(t->ready_prev, t, &sched_nodes[0]);
+     ensures t->ready_next != \null ==> \valid(t->ready_next) && t->ready_next->ready_prev == t &&
+             \separated(t->ready_next, t, &sched_nodes[0]);
+     ensures tcb_apart(t->ready_prev, t->ready_next) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[p]); @/
+  void rq_local(struct tcb *t, u32 p)
+  {
+      /@ assert prev_m: rq_pos > 0 ==> t->ready_prev == rq_m[rq_pos - 1]; @/
+      /@ assert prev_0: rq_pos == 0 ==> t->ready_prev == \null && sched_nodes[0].ready_head[p] == t; @/
+      /@ assert next_m: rq_pos + 1 < rq_n ==> t->ready_next == rq_m[rq_pos + 1]; @/
+      /@ assert next_n: rq_pos + 1 == rq_n ==> t->ready_next == \null && sched_nodes[0].ready_tail[p] == t; @/
+      /@ assert not_head: rq_pos > 0 ==> \base_addr(rq_m[0]) != \base_addr(t); @/
+      /@ assert not_tail: rq_pos + 1 < rq_n ==> \base_addr(rq_m[rq_n - 1]) != \base_addr(t); @/
+  }
+*/
+
+/* A thread of priority p in no queue (outside the model) is neither end
+ * of queue p, and the ends are other objects than it: ready_insert's
+ * preconditions. */
+/*@ ghost
+  /@ requires rq_list(p) && rq_thread(t, p) && rq_outside(t);
+     assigns \nothing;
+     ensures queue_ends(&sched_nodes[0], p);
+     ensures t != sched_nodes[0].ready_head[p] && t != sched_nodes[0].ready_tail[p];
+     ensures tcb_apart(t, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(sched_nodes[0].ready_head[p], sched_nodes[0].ready_tail[p]); @/
+  void rq_fresh(struct tcb *t, u32 p)
+  {
+      /@ assert rq_n > 0 ==> \base_addr(t) != \base_addr(rq_m[0]) &&
+             \base_addr(t) != \base_addr(rq_m[rq_n - 1]); @/
+      /@ assert rq_n > 1 ==> \base_addr(rq_m[0]) != \base_addr(rq_m[rq_n - 1]); @/
+  }
+*/
+
 /* ---- release queue ---- */
 
 /* Ordered by the head refill's release time (release.h: a heap, O(log n)
