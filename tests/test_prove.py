@@ -165,6 +165,14 @@ MUTATIONS: list[tuple[str, ...]] = [
      "        if (n->ready_tail[p])\n            n->ready_tail[p]->ready_next = t;\n        else\n            n->ready_head[p] = t;",
      "        if (!n->ready_tail[p])\n            n->ready_head[p] = t;",
      "list"),
+    # the caller's flag test inverted (ready-callers set): a thread whose
+    # flag says it is in no ready queue is removed from one, and a queued
+    # one is left there: ready_remove's preconditions (t the member at
+    # rq_pos, linked in the queue) do not follow from the flag; main's
+    # proof has no caller contracts and says nothing about it
+    ("ready-callers", "kernel/thread.c", "sched_dequeue",
+     "    if (t->in_ready_queue)\n        ready_remove(t);",
+     "    if (!t->in_ready_queue)\n        ready_remove(t);"),
     # the word's summary bit is cleared whenever a bit of the word is
     ("ready", "kernel/thread.c", "ready_bitmap_clear",
      "    if (n->bitmap[p / 64] == 0)\n        n->bitmap_top &= ~BIT(p / 64);",

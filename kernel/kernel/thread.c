@@ -793,6 +793,13 @@ void sched_dequeue(struct tcb *t)
         ready_remove(t);
     else if (in_release_queue(t))
         release_remove(t);
+    /* Unqueued or in the release queue, the bitmap words are as they were
+     * (the release side's frame; the bitmap postconditions from it took
+     * CVC4 16 s without this step). */
+    /*@ assert kept: !\at(t->in_ready_queue, Pre) ==>
+            sched_nodes[0].bitmap_top == \at(sched_nodes[0].bitmap_top, Pre) &&
+            (\forall integer w; 0 <= w < PRIO_WORDS ==>
+                sched_nodes[0].bitmap[w] == \at(sched_nodes[0].bitmap[w], Pre)); */
 }
 
 /* A schedulable thread that is not running and in no queue: to the tail of
