@@ -162,7 +162,8 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
  * (queue.c): rq_m[0 .. rq_n - 1], the threads of the one queue an operation
  * changes, from head to tail. One model suffices: the kernel is
  * single-threaded and each operation changes one queue, whose model the
- * caller keeps (the callers are not proved). rq_pos is the place of the
+ * caller keeps (proved for sched_dequeue and park, set `ready-callers`;
+ * not for the callers that change two queues). rq_pos is the place of the
  * thread to remove. RQ_MODEL_CAP only sizes the ghost array (nothing of it
  * exists at run time). Distinct TCBs have distinct base addresses (each
  * TCB is an object of its own, and so is the scheduler's node): a write to
