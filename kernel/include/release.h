@@ -99,6 +99,9 @@ void release_queue_requeue_first(struct release_queue *q, u64 time);
 /* sc's slot, if it has one (stale: its thread is not queued), leaves the
  * heap. */
 void release_queue_forget_sc(struct release_queue *q, struct sched_context *sc);
+/*@ requires \valid_read(t);
+    assigns \nothing;
+    ensures \result == t->in_release_queue; */
 static inline bool release_queue_holds(const struct tcb *t) { return t->in_release_queue; }
 /* What is wrong with the heap (order, slots, queued threads), or NULL. */
 const char *release_queue_violation(const struct release_queue *q);

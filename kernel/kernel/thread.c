@@ -77,6 +77,9 @@ bool thread_is_blocked(const struct tcb *t)
 u64 sched_now(void) { return NODE->stamp; }
 
 /* The SC's head refill may be used now, with `used` of it already used. */
+/* Only reads (taken as given by the ready-callers set: the two tests are
+ * refill.h's). */
+//@ assigns \nothing;
 static ALWAYS_INLINE bool sc_can_run(struct sched_context *sc, u64 used)
 {
     return refill_ready(sc, NODE->stamp) && refill_sufficient(sc, used);
@@ -159,7 +162,8 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
  * (queue.c): rq_m[0 .. rq_n - 1], the threads of the one queue an operation
  * changes, from head to tail. One model suffices: the kernel is
  * single-threaded and each operation changes one queue, whose model the
- * caller keeps (the callers are not proved). rq_pos is the place of the
+ * caller keeps (proved for sched_dequeue and park, set `ready-callers`;
+ * not for the callers that change two queues). rq_pos is the place of the
  * thread to remove. RQ_MODEL_CAP only sizes the ghost array (nothing of it
  * exists at run time). Distinct TCBs have distinct base addresses (each
  * TCB is an object of its own, and so is the scheduler's node): a write to
@@ -199,6 +203,21 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
   // t is no member.
   predicate rq_outside(struct tcb *t) =
       \forall integer i; 0 <= i < rq_n ==> \base_addr(t) != \base_addr(rq_m[i]);
+*/
+
+/* The ready-queue flag tied to membership (make prove, set `ready-callers`;
+ * docs/proofs.md "Ready queues"): the callers test t->in_ready_queue to
+ * decide whether t is in its priority's queue, so the preconditions of
+ * ready_remove (t in the queue) and ready_insert (t in no queue) must
+ * follow from the flag. rq_flag(t): t's flag says whether it is a member
+ * of the model (the queue of its priority). rq_flagged: every member has
+ * the flag set, for every thread of the queue at once (one quantifier,
+ * over the model's places). */
+/*@
+  predicate rq_flag(struct tcb *t) =
+      (t->in_ready_queue ==> \exists integer i; 0 <= i < rq_n && rq_m[i] == t) &&
+      (!t->in_ready_queue ==> rq_outside(t));
+  predicate rq_flagged = \forall integer i; 0 <= i < rq_n ==> rq_m[i]->in_ready_queue;
 */
 
 /* The model's side of the operations, each on its own (their goals carry
@@ -320,7 +339,9 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
     ensures at_head ==> rq_m[0] == t &&
                 (\forall integer i; 0 < i < rq_n ==> rq_m[i] == \old(rq_m[i - 1]));
     ensures !at_head ==> rq_m[rq_n - 1] == t &&
-                (\forall integer i; 0 <= i < rq_n - 1 ==> rq_m[i] == \old(rq_m[i])); */
+                (\forall integer i; 0 <= i < rq_n - 1 ==> rq_m[i] == \old(rq_m[i]));
+    ensures flag: rq_flag(t);
+    ensures flagged: \old(rq_flagged) ==> rq_flagged; */
 static void ready_insert(struct tcb *t, bool at_head)
 {
     struct sched_node *n = NODE;
@@ -430,7 +451,9 @@ static void ready_insert(struct tcb *t, bool at_head)
     ensures list: rq_list(t->priority) && rq_n == \old(rq_n) - 1;
     ensures rq_thread(t, t->priority) && rq_outside(t);
     ensures \forall integer i; 0 <= i < rq_pos ==> rq_m[i] == \old(rq_m[i]);
-    ensures \forall integer i; rq_pos <= i < rq_n ==> rq_m[i] == \old(rq_m[i + 1]); */
+    ensures \forall integer i; rq_pos <= i < rq_n ==> rq_m[i] == \old(rq_m[i + 1]);
+    ensures flag: rq_flag(t);
+    ensures flagged: \old(rq_flagged) ==> rq_flagged; */
 static void ready_remove(struct tcb *t)
 {
     struct sched_node *n = NODE;
@@ -479,12 +502,163 @@ static void ready_remove(struct tcb *t)
     t->in_ready_queue = false;
 }
 
+/* A member's place in the model, for ready_remove's rq_pos: the caller
+ * knows t is a member (its flag), not where. */
+/*@ ghost
+  /@ requires rq_n < RQ_MODEL_CAP && (\exists integer i; 0 <= i < rq_n && rq_m[i] == t);
+     assigns rq_pos;
+     ensures rq_pos < rq_n && rq_m[rq_pos] == t; @/
+  void rq_find(struct tcb *t)
+  {
+      rq_pos = 0;
+      /@ loop invariant 0 <= rq_pos < rq_n;
+         loop invariant \exists integer i; rq_pos <= i < rq_n && rq_m[i] == t;
+         loop assigns rq_pos;
+         loop variant rq_n - rq_pos; @/
+      while (rq_m[rq_pos] != t)
+          rq_pos++;
+  }
+*/
+
+/* A member of the well-formed list is linked in it locally, as
+ * ready_remove requires: its neighbours are the members beside it (or
+ * NULL at the ends) and point back at it; all of them distinct objects. */
+/*@ ghost
+  /@ requires rq_list(p) && rq_pos < rq_n && rq_m[rq_pos] == t;
+     assigns \nothing;
+     ensures queue_ends(&sched_nodes[0], p);
+     ensures t->ready_prev == \null <==> sched_nodes[0].ready_head[p] == t;
+     ensures t->ready_next == \null <==> sched_nodes[0].ready_tail[p] == t;
+     ensures t->ready_prev != \null ==> \valid(t->ready_prev) && t->ready_prev->ready_next == t &&
+             \separated(t->ready_prev, t, &sched_nodes[0]);
+     ensures t->ready_next != \null ==> \valid(t->ready_next) && t->ready_next->ready_prev == t &&
+             \separated(t->ready_next, t, &sched_nodes[0]);
+     ensures tcb_apart(t->ready_prev, t->ready_next) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[p]); @/
+  void rq_local(struct tcb *t, u32 p)
+  {
+      /@ assert prev_m: rq_pos > 0 ==> t->ready_prev == rq_m[rq_pos - 1]; @/
+      /@ assert prev_0: rq_pos == 0 ==> t->ready_prev == \null && sched_nodes[0].ready_head[p] == t; @/
+      /@ assert next_m: rq_pos + 1 < rq_n ==> t->ready_next == rq_m[rq_pos + 1]; @/
+      /@ assert next_n: rq_pos + 1 == rq_n ==> t->ready_next == \null && sched_nodes[0].ready_tail[p] == t; @/
+      /@ assert not_head: rq_pos > 0 ==> \base_addr(rq_m[0]) != \base_addr(t); @/
+      /@ assert not_tail: rq_pos + 1 < rq_n ==> \base_addr(rq_m[rq_n - 1]) != \base_addr(t); @/
+  }
+*/
+
+/* For a caller that tests the flag: when it is set, t's place (rq_find)
+ * and its local links (rq_local). One unconditional ghost call, so that
+ * the caller's paths are its own branches only (with a ghost `if` in
+ * sched_dequeue, two bitmap postconditions timed out at 20 s). */
+/*@ ghost
+  /@ requires rq_list(p) && \valid_read(t) && rq_flag(t) && t->priority == p;
+     assigns rq_pos;
+     ensures t->in_ready_queue ==> rq_pos < rq_n && rq_m[rq_pos] == t;
+     ensures t->in_ready_queue ==> queue_ends(&sched_nodes[0], p);
+     ensures t->in_ready_queue ==> (t->ready_prev == \null <==> sched_nodes[0].ready_head[p] == t);
+     ensures t->in_ready_queue ==> (t->ready_next == \null <==> sched_nodes[0].ready_tail[p] == t);
+     ensures t->in_ready_queue ==> (t->ready_prev != \null ==> \valid(t->ready_prev) &&
+             t->ready_prev->ready_next == t && \separated(t->ready_prev, t, &sched_nodes[0]));
+     ensures t->in_ready_queue ==> (t->ready_next != \null ==> \valid(t->ready_next) &&
+             t->ready_next->ready_prev == t && \separated(t->ready_next, t, &sched_nodes[0]));
+     ensures t->in_ready_queue ==> tcb_apart(t->ready_prev, t->ready_next) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t->ready_prev, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t->ready_next, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[p]); @/
+  void rq_where(struct tcb *t, u32 p)
+  {
+      if (t->in_ready_queue) {
+          rq_find(t);
+          rq_local(t, p);
+      }
+  }
+*/
+
+/* A thread of priority p in no queue (outside the model) is neither end
+ * of queue p, and the ends are other objects than it: ready_insert's
+ * preconditions. */
+/*@ ghost
+  /@ requires rq_list(p) && rq_thread(t, p) && rq_outside(t);
+     assigns \nothing;
+     ensures queue_ends(&sched_nodes[0], p);
+     ensures t != sched_nodes[0].ready_head[p] && t != sched_nodes[0].ready_tail[p];
+     ensures tcb_apart(t, sched_nodes[0].ready_head[p]) &&
+             tcb_apart(t, sched_nodes[0].ready_tail[p]) &&
+             tcb_apart(sched_nodes[0].ready_head[p], sched_nodes[0].ready_tail[p]); @/
+  void rq_fresh(struct tcb *t, u32 p)
+  {
+      /@ assert rq_n > 0 ==> \base_addr(t) != \base_addr(rq_m[0]) &&
+             \base_addr(t) != \base_addr(rq_m[rq_n - 1]); @/
+      /@ assert rq_n > 1 ==> \base_addr(rq_m[0]) != \base_addr(rq_m[rq_n - 1]); @/
+  }
+*/
+
 /* ---- release queue ---- */
 
+#ifdef __FRAMAC__
+/* The release heap's operations as the ready-callers set takes them (make
+ * prove; docs/proofs.md "Assumptions"): what they write, the assigns
+ * clauses the release set proves for them (release.c) under preconditions
+ * this set does not state (heap_ok, t's slot), but for one narrowing: the
+ * SCs whose release_pos insertion writes are other objects than the
+ * threads (rq_sc_apart), as every SC and TCB is an object of its own; the
+ * typed model would otherwise let an SC's u32 field be a thread's
+ * priority. A panic does not return.
+ * ACSL_READY_KEPT(t): the release side left the ready queues alone (the
+ * heads, tails and bitmap, t's links, flag and priority), stated in each
+ * release function's own small proof so that its callers need not find
+ * the frame (in park and sched_dequeue, with the bitmap in context, CVC4
+ * and Z3 timed out on it at 20 s). */
+/*@ predicate rq_sc_apart(struct sched_context *s, struct tcb *t) =
+      \base_addr(s) != \base_addr(t) && \base_addr(s) != \base_addr(&sched_nodes[0]) &&
+      \forall integer i; 0 <= i < rq_n ==> \base_addr(s) != \base_addr(rq_m[i]); */
+#define ACSL_READY_KEPT(t) \
+    ((\forall integer q; 0 <= q < CONFIG_NUM_PRIORITIES ==> \
+          sched_nodes[0].ready_head[q] == \old(sched_nodes[0].ready_head[q]) && \
+          sched_nodes[0].ready_tail[q] == \old(sched_nodes[0].ready_tail[q])) && \
+     (\forall integer w; 0 <= w < PRIO_WORDS ==> sched_nodes[0].bitmap[w] == \old(sched_nodes[0].bitmap[w])) && \
+     sched_nodes[0].bitmap_top == \old(sched_nodes[0].bitmap_top) && \
+     (t)->priority == \old((t)->priority) && (t)->in_ready_queue == \old((t)->in_ready_queue) && \
+     (t)->ready_next == \old((t)->ready_next) && (t)->ready_prev == \old((t)->ready_prev))
+/* The members' fields the model reads, as before (a step of the proofs of
+ * the two functions below: the members are other objects than the node). */
+#define ACSL_MEMBERS_KEPT(p) \
+    (\at(rq_members(p), Pre) ==> \forall integer i; 0 <= i < rq_n ==> \
+         rq_m[i]->ready_next == \at(rq_m[i]->ready_next, Pre) && \
+         rq_m[i]->ready_prev == \at(rq_m[i]->ready_prev, Pre) && \
+         rq_m[i]->priority == \at(rq_m[i]->priority, Pre) && \
+         rq_m[i]->in_ready_queue == \at(rq_m[i]->in_ready_queue, Pre))
+/*@ requires \valid(t);
+    assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue, t->release_deferred; */
+void release_queue_remove(struct release_queue *q, struct tcb *t);
+/*@ requires \valid(t);
+    assigns q->next_seq, q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            t->release_deferred, t->release_time, t->release_seq,
+            { s->release_pos | struct sched_context *s; \separated(s, q) && rq_sc_apart(s, t) }; */
+void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time);
+/*@ assigns \nothing;
+    ensures \false; */
+void kernel_panic(const char *file, int line, const char *msg);
+#endif
+
 /* Ordered by the head refill's release time (release.h: a heap, O(log n)
- * per insertion, O(1) per removal, FIFO among equal times as in seL4). */
+ * per insertion, O(1) per removal, FIFO among equal times as in seL4).
+ * Only reads (taken as given by the ready-callers set: refill_head is
+ * refill.h's). */
+//@ assigns \nothing;
 static u64 release_time(struct tcb *t) { return refill_head(t->sc)->release_time; }
 
+/*@ requires \valid_read(t);
+    assigns \nothing;
+    ensures \result == t->in_release_queue; */
 static bool in_release_queue(const struct tcb *t) { return release_queue_holds(t); }
 
 static bool queued(const struct tcb *t) { return t->in_ready_queue || in_release_queue(t); }
@@ -493,6 +667,18 @@ static bool queued(const struct tcb *t) { return t->in_ready_queue || in_release
 bool sched_holds(const struct tcb *t) { return queued(t); }
 #endif
 
+/* The frame the ready-queue callers need: the release queue and t's
+ * release fields, nothing of the ready queues. */
+/*@ requires \valid(t) && \base_addr(t) != \base_addr(&sched_nodes[0]) && rq_outside(t) &&
+             t->priority < CONFIG_NUM_PRIORITIES && \valid_read(t->sc);
+    assigns sched_nodes[0].release.next_seq, sched_nodes[0].release.count,
+            sched_nodes[0].release.heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            t->release_deferred, t->release_time, t->release_seq,
+            { s->release_pos | struct sched_context *s;
+              \separated(s, &sched_nodes[0].release) && rq_sc_apart(s, t) };
+    ensures ACSL_READY_KEPT(t);
+    ensures \old(rq_list(t->priority)) ==> rq_list(t->priority);
+    ensures \old(rq_list(t->priority) && rq_flagged) ==> rq_flagged; */
 static void release_insert(struct tcb *t)
 {
     struct sched_node *n = NODE;
@@ -501,10 +687,34 @@ static void release_insert(struct tcb *t)
      * CONFIG_MAX_SPORADIC_SCS are sporadic (sched_admit_sporadic). */
     kassert(t->sc->release_pos != 0 || n->release.count < CONFIG_MAX_SPORADIC_SCS);
     release_queue_insert(&n->release, t, release_time(t));
+    //@ assert members: ACSL_MEMBERS_KEPT(t->priority);
+    /*@ assert heads: t->priority == \at(t->priority, Pre) &&
+            sched_nodes[0].ready_head[t->priority] == \at(sched_nodes[0].ready_head[t->priority], Pre) &&
+            sched_nodes[0].ready_tail[t->priority] == \at(sched_nodes[0].ready_tail[t->priority], Pre); */
+    //@ assert ends: \at(rq_list(t->priority), Pre) ==> rq_ends(t->priority);
+    //@ assert links: \at(rq_list(t->priority), Pre) ==> rq_links;
+    //@ assert thread: \at(rq_list(t->priority), Pre) ==> rq_members(t->priority);
     TRACE(TRACE_THROTTLE, t, 0);
 }
 
-static void release_remove(struct tcb *t) { release_queue_remove(&NODE->release, t); }
+/*@ requires \valid(t) && \base_addr(t) != \base_addr(&sched_nodes[0]) && rq_outside(t) &&
+             t->priority < CONFIG_NUM_PRIORITIES;
+    assigns sched_nodes[0].release.heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            t->release_deferred;
+    ensures ACSL_READY_KEPT(t);
+    ensures \old(rq_list(t->priority)) ==> rq_list(t->priority);
+    ensures \old(rq_list(t->priority) && rq_flagged) ==> rq_flagged; */
+static void release_remove(struct tcb *t)
+{
+    release_queue_remove(&NODE->release, t);
+    //@ assert members: ACSL_MEMBERS_KEPT(t->priority);
+    /*@ assert heads: t->priority == \at(t->priority, Pre) &&
+            sched_nodes[0].ready_head[t->priority] == \at(sched_nodes[0].ready_head[t->priority], Pre) &&
+            sched_nodes[0].ready_tail[t->priority] == \at(sched_nodes[0].ready_tail[t->priority], Pre); */
+    //@ assert ends: \at(rq_list(t->priority), Pre) ==> rq_ends(t->priority);
+    //@ assert links: \at(rq_list(t->priority), Pre) ==> rq_links;
+    //@ assert thread: \at(rq_list(t->priority), Pre) ==> rq_members(t->priority);
+}
 
 /* The earliest queued release is due at the time stamped at this entry
  * (within the ready slack of refill_ready). */
@@ -543,18 +753,83 @@ const char *sched_invariant_violation(void)
 }
 #endif
 
+/* Contract (make prove, set `ready-callers`): given the bitmap exact, the
+ * model of t's queue a well-formed list whose members are flagged, and
+ * t's flag telling whether it is a member, t leaves the ready queue if
+ * its flag says it is in it, and all of that holds again (t unflagged, no
+ * member). */
+/*@ requires rq_thread(t, t->priority) && t->priority < CONFIG_NUM_PRIORITIES;
+    requires ACSL_BITMAP_PRIOS(&sched_nodes[0]) && ACSL_BITMAP_WORDS(&sched_nodes[0]) &&
+             ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
+    requires list: rq_list(t->priority);
+    requires flag: rq_flag(t) && rq_flagged;
+    assigns t->ready_prev, t->ready_next, t->in_ready_queue,
+            sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
+            sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
+            t->ready_prev->ready_next, t->ready_next->ready_prev,
+            rq_m[0 .. rq_n - 2], rq_n, rq_pos,
+            sched_nodes[0].release.heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            t->release_deferred;
+    ensures list: rq_list(t->priority) && rq_n == \old(rq_n) - (\old(t->in_ready_queue) ? 1 : 0);
+    ensures flag: !t->in_ready_queue && rq_flag(t) && rq_flagged;
+    // The bitmap per branch: stated for both paths at once, CVC4 and Z3
+    // timed out (20 s) on two of the three.
+    behavior queued:
+      assumes t->in_ready_queue;
+      ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
+      ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
+      ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
+    behavior not_queued:
+      assumes !t->in_ready_queue;
+      ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
+      ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
+      ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
+    complete behaviors;
+    disjoint behaviors; */
 void sched_dequeue(struct tcb *t)
 {
+    /* Where t is, for ready_remove, when its flag says it is queued. */
+    //@ ghost rq_where(t, t->priority);
     if (t->in_ready_queue)
         ready_remove(t);
     else if (in_release_queue(t))
         release_remove(t);
+    /* Unqueued or in the release queue, the bitmap words are as they were
+     * (the release side's frame; the bitmap postconditions from it took
+     * CVC4 16 s without this step). */
+    /*@ assert kept: !\at(t->in_ready_queue, Pre) ==>
+            sched_nodes[0].bitmap_top == \at(sched_nodes[0].bitmap_top, Pre) &&
+            (\forall integer w; 0 <= w < PRIO_WORDS ==>
+                sched_nodes[0].bitmap[w] == \at(sched_nodes[0].bitmap[w], Pre)); */
 }
 
 /* A schedulable thread that is not running and in no queue: to the tail of
  * its priority if its SC may run now, else to the release queue. */
+/*@ requires rq_thread(t, t->priority) && t->priority < CONFIG_NUM_PRIORITIES && \valid_read(t->sc);
+    requires ACSL_BITMAP_PRIOS(&sched_nodes[0]) && ACSL_BITMAP_WORDS(&sched_nodes[0]) &&
+             ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
+    requires list: rq_list(t->priority) && rq_n + 1 < RQ_MODEL_CAP;
+    requires flag: !t->in_ready_queue && rq_outside(t) && rq_flagged;
+    assigns t->ready_prev, t->ready_next, t->in_ready_queue,
+            sched_nodes[0].ready_head[t->priority], sched_nodes[0].ready_tail[t->priority],
+            sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
+            sched_nodes[0].ready_head[t->priority]->ready_prev,
+            sched_nodes[0].ready_tail[t->priority]->ready_next,
+            rq_m[0 .. rq_n], rq_n,
+            sched_nodes[0].release.next_seq, sched_nodes[0].release.count,
+            sched_nodes[0].release.heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
+            t->release_deferred, t->release_time, t->release_seq,
+            { s->release_pos | struct sched_context *s;
+              \separated(s, &sched_nodes[0].release) && rq_sc_apart(s, t) };
+    ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
+    ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
+    ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
+    ensures list: rq_list(t->priority) && rq_n == \old(rq_n) + (t->in_ready_queue ? 1 : 0);
+    ensures flag: rq_flag(t) && rq_flagged; */
 static void park(struct tcb *t)
 {
+    /* t, in no queue, is neither end of its own (ready_insert). */
+    //@ ghost rq_fresh(t, t->priority);
     if (sc_can_run(t->sc, 0))
         ready_insert(t, false);
     else
