@@ -151,6 +151,7 @@ latency-check: bootstrap
 # another set is one more file and one more line here (PROOF_SETS += NAME).
 # Prints `prove: proved N/M goals` and fails unless N = M.
 PROOF_SETS := refill refill-order refill-charge refill-window ready tqueue tqueue-insert release release-order cdt
+PROOF_SETS += refill-history
 prove: bootstrap
 	proofs/prove.sh $(PROOF_SETS)
 

@@ -364,7 +364,9 @@ static void merge_overlapping(struct sched_context *sc)
       ensures charge: pos_rel(sc, sc->refill_count - 1) <=
                          \max(used.release_time, \old(pos_rel(sc, sc->refill_count - 1)));
       ensures window: tail_end(sc) <= \max(\old(tail_end(sc)), used.release_time) + used.amount;
-      ensures window: \old(head_first(sc)) ==> head_first(sc); */
+      ensures window: \old(head_first(sc)) ==> head_first(sc);
+      ensures history: tail_end(sc) == \max(\old(tail_end(sc)), used.release_time) + used.amount;
+      ensures history: pos_amt(sc, sc->refill_count - 1) >= used.amount; */
 static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     u32 ti = tail_index(sc);
@@ -391,6 +393,10 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /* Window: the tail grows by the amount, at its release. */
         /*@ for ordered: assert window: tail_end(sc) == \at(tail_end(sc), Pre) + used.amount; */
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
+        /* History: the tail reached `used`'s release before the add, so
+         * the amount it gained cannot all be used before that release. */
+        /*@ for ordered: assert history: \at(tail_end(sc), Pre) >= used.release_time; */
+        /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre) + used.amount; */
     } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
         /* Too small to be worth a refill of its own (it could never be run
          * alone), or no room: merge it into the tail, moving the tail later
@@ -420,6 +426,8 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
          * later, the head did not. */
         /*@ for ordered: assert window: tail_end(sc) == used.release_time + used.amount; */
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
+        /*@ for ordered: assert history: \at(tail_end(sc), Pre) < used.release_time; */
+        /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre) + used.amount; */
     } else {
         add_tail(sc, used);
         /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
@@ -442,6 +450,8 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert window: \at(sc->refill_count, Pre) == 1 ==>
                   pos_rel(sc, 0) < pos_rel(sc, 1); */
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
+        /*@ for ordered: assert history: \at(tail_end(sc), Pre) < used.release_time; */
+        /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == used.amount; */
     }
 }
 
