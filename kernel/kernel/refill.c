@@ -468,7 +468,9 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
       ensures charge: ring_apart(sc, 1);
       ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc)));
       ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==>
-                          ring_window(sc) && head_first(sc); */
+                          ring_window(sc) && head_first(sc);
+      ensures history: tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + usage;
+      ensures history: pos_amt(sc, sc->refill_count - 1) >= usage; */
 static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
@@ -483,6 +485,9 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
     /*@ ghost one_holds_sum(sc); */
     /*@ for ordered: assert window: sc->refill_count >= 2 ==> pos_rel(sc, 0) + pos_amt(sc, 0) <= pos_rel(sc, 1); */
     /*@ for ordered: assert window: sc->refill_count >= 3 ==> pos_rel(sc, 1) <= pos_rel(sc, 2); */
+    /* History: the chunk is `usage`, back one period after the head's
+     * release (the time its use began). */
+    /*@ for ordered: assert history: used.release_time == pos_rel(sc, 0) + sc->period && used.amount == usage; */
 
     if (remnant < min_budget) {
         /* Too little left to run on (a kernel entry and exit would not fit). */
@@ -494,6 +499,10 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
             /*@ for ordered: assert window: pos_amt(sc, 0) == \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
                       ring_window(sc) && head_first(sc); */
+            /* History: all of the head, used from its release or not,
+             * comes back one period after that release. */
+            /*@ for ordered: assert history: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre) + sc->period; */
+            /*@ for ordered: assert history: pos_amt(sc, 0) > usage; */
         } else {
             /* The remnant joins the next refill (later: no earlier release). */
             pop_head(sc);
@@ -527,6 +536,7 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
                       tail_end(sc) + usage <= pos_rel(sc, 0) + sc->period; */
             /*@ for ordered: assert window: used.release_time + usage <= pos_rel(sc, 0) + sc->period; */
             schedule_used(sc, used, min_budget);
+            /*@ for ordered: assert history: tail_end(sc) >= used.release_time + usage; */
             /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
@@ -562,6 +572,7 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
               tail_end(sc) + usage <= pos_rel(sc, 0) + sc->period; */
     /*@ for ordered: assert window: used.release_time + usage == pos_rel(sc, 0) + sc->period; */
     schedule_used(sc, used, min_budget);
+    /*@ for ordered: assert history: tail_end(sc) >= used.release_time + usage; */
     /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
     /*@ for ordered: assert charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
     /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
