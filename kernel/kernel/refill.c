@@ -281,7 +281,8 @@ static bool head_overlaps(struct sched_context *sc)
       ensures order: ring_apart(sc, 0) && head_apart(sc);
       ensures order: rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0));
-      ensures window: \old(ring_window(sc)) && ring_sum(sc) <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && ring_sum(sc) <= sc->period ==> ring_window(sc);
+      ensures history: tail_end(sc) >= \old(tail_end(sc)); */
 static void merge_overlapping(struct sched_context *sc)
 {
     /* No step counter: each step pops a refill and head_overlaps is false
@@ -298,10 +299,17 @@ static void merge_overlapping(struct sched_context *sc)
         for ordered: loop invariant window: sc->refill_count >= 2 ==>
             pos_rel(sc, sc->refill_count - 1) == \at(pos_rel(sc, sc->refill_count - 1), Pre) &&
             pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre);
+        for ordered: loop invariant history: tail_end(sc) >= \at(tail_end(sc), Pre);
         loop assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (head_overlaps(sc)) {
+        /* History: the overlap test's 64-bit end does not wrap. */
+        /*@ ghost head_le_sum(sc); */
+        /*@ for ordered: assert history: pos_rel(sc, 0) + pos_amt(sc, 0) >= pos_rel(sc, 1); */
+        /*@ for ordered: assert history: sc->refill_count == 2 ==>
+                  tail_end(sc) == pos_rel(sc, 1) + pos_amt(sc, 1); */
         struct refill r = pop_head(sc);
+        /*@ for ordered: assert history: r.release_time + r.amount >= \at(pos_rel(sc, 1), LoopCurrent); */
         /* Order: the refills behind the new head are the old ones from
          * position 2 on; only the head's slot is written below. */
         /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count ==>
@@ -329,6 +337,13 @@ static void merge_overlapping(struct sched_context *sc)
         /*@ for ordered: assert window: sc->refill_count >= 2 ==>
                   pos_rel(sc, sc->refill_count - 1) == \at(pos_rel(sc, sc->refill_count - 1), LoopCurrent) &&
                   pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), LoopCurrent); */
+        /* History: a merge of the last two refills ends where the head,
+         * used from its release, would run on into the next one's
+         * amount: no earlier than the old tail. */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  pos_rel(sc, 0) == r.release_time &&
+                  pos_amt(sc, 0) == r.amount + \at(pos_amt(sc, 1), LoopCurrent); */
+        /*@ for ordered: assert history: tail_end(sc) >= \at(tail_end(sc), LoopCurrent); */
     }
     /* The exit test's 64-bit end did not wrap (order: head_apart). */
     /*@ ghost head_le_sum(sc); */
@@ -637,7 +652,8 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
       assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures window: \old(ring_window(sc) && ends_within(sc, 1)) && ring_sum(sc) <= sc->period ==>
-                          ring_window(sc); */
+                          ring_window(sc);
+      ensures history: tail_end(sc) >= \old(tail_end(sc)); */
 static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_budget, bool *used_up)
 {
     /* No step counter: the ring's size is one (proved: the variant below;
@@ -650,6 +666,7 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         for ordered: loop invariant window:
             \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) <= sc->period ==>
                 ring_window(sc) && ends_within(sc, 1);
+        for ordered: loop invariant history: tail_end(sc) >= \at(tail_end(sc), Pre);
         loop assigns *used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
@@ -676,6 +693,9 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         /*@ for ordered: assert window:
                 \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) + r.amount <= sc->period ==>
                     ring_window(sc) && ends_within(sc, 1); */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  \at(tail_end(sc), LoopCurrent) == Refills(sc)[sc->refill_head].release_time +
+                                                     Refills(sc)[sc->refill_head].amount; */
         add_amount(sc, sc->refill_head, r.amount);
         /*@ for ordered: assert charge: ring_apart(sc, 1); */
         /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
@@ -686,6 +706,14 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         /*@ for ordered: assert window:
                 \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) <= sc->period ==>
                     ring_window(sc) && ends_within(sc, 1); */
+        /* History: the small head joins the next refill, at its (later)
+         * release; a merged last pair ends later than the old tail. */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  \at(tail_end(sc), LoopCurrent) + r.amount == Refills(sc)[sc->refill_head].release_time +
+                                                                Refills(sc)[sc->refill_head].amount; */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  tail_end(sc) == \at(tail_end(sc), LoopCurrent) + r.amount; */
+        /*@ for ordered: assert history: tail_end(sc) >= \at(tail_end(sc), LoopCurrent); */
         *used_up = true;
     }
     /* Minimum budget: a single refill holds the whole sum. */
