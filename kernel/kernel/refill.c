@@ -381,7 +381,8 @@ static void merge_overlapping(struct sched_context *sc)
       ensures window: tail_end(sc) <= \max(\old(tail_end(sc)), used.release_time) + used.amount;
       ensures window: \old(head_first(sc)) ==> head_first(sc);
       ensures history: tail_end(sc) == \max(\old(tail_end(sc)), used.release_time) + used.amount;
-      ensures history: pos_amt(sc, sc->refill_count - 1) >= used.amount; */
+      ensures history: pos_amt(sc, sc->refill_count - 1) >= used.amount;
+      ensures history: pos_amt(sc, 0) >= \old(pos_amt(sc, 0)); */
 static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     u32 ti = tail_index(sc);
@@ -412,6 +413,7 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
          * the amount it gained cannot all be used before that release. */
         /*@ for ordered: assert history: \at(tail_end(sc), Pre) >= used.release_time; */
         /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre) + used.amount; */
+        /*@ for ordered: assert history: pos_amt(sc, 0) >= \at(pos_amt(sc, 0), Pre); */
     } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
         /* Too small to be worth a refill of its own (it could never be run
          * alone), or no room: merge it into the tail, moving the tail later
@@ -443,6 +445,7 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
         /*@ for ordered: assert history: \at(tail_end(sc), Pre) < used.release_time; */
         /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre) + used.amount; */
+        /*@ for ordered: assert history: sc->refill_count >= 2 && pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre); */
     } else {
         add_tail(sc, used);
         /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
@@ -467,6 +470,7 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
         /*@ for ordered: assert history: \at(tail_end(sc), Pre) < used.release_time; */
         /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == used.amount; */
+        /*@ for ordered: assert history: pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre); */
     }
 }
 
@@ -733,7 +737,10 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
       assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - usage - sc->period - sc->refill_count * sc->period);
       ensures charge: ring_apart(sc, 0) && head_apart(sc);
       ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc)));
-      ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==> ring_window(sc);
+      ensures history: 0 < \old(usage) && \old(ring_sum(sc)) <= sc->period &&
+                       \old(usage) <= \old(pos_amt(sc, 0)) + (\old(sc->refill_count) >= 2 ? \old(pos_amt(sc, 1)) : 0) ==>
+                           tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + \old(usage); */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
@@ -751,6 +758,19 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
         for ordered: loop invariant charge:
             rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per);
         for ordered: loop invariant window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc);
+        for ordered: loop invariant history: n == \at(sc->refill_count, Pre) ==>
+            usage == \at(usage, Pre) && pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre) &&
+            (sc->refill_count >= 2 ==> pos_amt(sc, 1) == \at(pos_amt(sc, 1), Pre)) &&
+            sc->refill_count == \at(sc->refill_count, Pre);
+        for ordered: loop invariant history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) &&
+            n < \at(sc->refill_count, Pre) ==> usage <= pos_amt(sc, 0);
+        for ordered: loop invariant history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) &&
+            (\at(sc->refill_count, Pre) >= 2 ? n + 2 <= \at(sc->refill_count, Pre) : n < \at(sc->refill_count, Pre)) ==>
+                usage == 0;
+        for ordered: loop invariant history: \at(ring_sum(sc), Pre) <= per ==>
+            pos_rel(sc, 0) >= \at(pos_rel(sc, 0), Pre) + (\at(usage, Pre) - usage);
+        for ordered: loop invariant history: \at(ring_sum(sc), Pre) <= per && usage != \at(usage, Pre) ==>
+            tail_end(sc) >= \at(pos_rel(sc, 0), Pre) + per + (\at(usage, Pre) - usage);
         loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant n; */
@@ -790,7 +810,13 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             /*@ for ordered: assert window: sc->refill_count == 1 ==> tail_end(sc) == pos_rel(sc, 0) + ring_sum(sc); */
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> tail_end(sc) + r.amount <= pos_rel(sc, 0) + per; */
             /*@ for ordered: assert window: r.release_time + r.amount <= pos_rel(sc, 0) + per; */
+            /* History: after the first step what is left of a charge of
+             * at most the head and the next refill fits in the new head. */
+            /*@ for ordered: assert history: pos_amt(sc, 0) == \at(pos_amt(sc, 1), LoopCurrent); */
+            /*@ for ordered: assert history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) && n == \at(sc->refill_count, Pre) ==>
+                      usage <= \at(pos_amt(sc, 1), LoopCurrent); */
             schedule_used(sc, r, min_budget);
+            /*@ for ordered: assert history: pos_amt(sc, 0) >= \at(pos_amt(sc, 1), LoopCurrent); */
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc); */
             /*@ for ordered: assert charge: ring_apart(sc, 0); */
             /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
