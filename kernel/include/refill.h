@@ -317,7 +317,10 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
       ensures charge: ring_apart(sc, 0);
       ensures charge: usage != 0 || \old(head_apart(sc)) ==> head_apart(sc);
       ensures charge: rel_below(sc, UINT64_MAX - sc->budget);
-      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc);
+      ensures history: 0 < usage && sc->budget <= sc->period &&
+                       usage <= \old(pos_amt(sc, 0)) + (\old(sc->refill_count) >= 2 ? \old(pos_amt(sc, 1)) : 0) ==>
+                           tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + usage; */
 bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
 
 /* The context starts being used at `now`: if the head is ready, its release
@@ -370,7 +373,13 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
       ensures charge: ring_apart(sc, 0);
       ensures charge: usage != 0 || \old(head_apart(sc)) ==> head_apart(sc);
       ensures charge: rel_below(sc, UINT64_MAX - sc->budget);
-      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc);
+      ensures history: 0 < usage && sc->budget <= sc->period &&
+                       usage <= \old(pos_amt(sc, 0)) + (\old(sc->refill_count) >= 2 ? \old(pos_amt(sc, 1)) : 0) ==>
+                           tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + usage;
+      ensures history: 0 < \old(pos_amt(sc, 0)) && sc->budget <= sc->period && usage <= \old(pos_amt(sc, 0)) &&
+                       now + refill_wcet_ticks <= UINT64_MAX && \old(pos_rel(sc, 0)) <= now + refill_wcet_ticks ==>
+                           tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + \old(pos_amt(sc, 0)); */
 bool refill_yield(struct sched_context *sc, u64 usage, u64 now);
 static inline u64 refill_yield_usage(struct sched_context *sc, u64 usage, u64 now)
 {
