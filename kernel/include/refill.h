@@ -304,7 +304,12 @@ static inline bool refill_sufficient(const struct sched_context *sc, u64 usage)
  * order stays in order, and after a charge (usage != 0) its head ends
  * strictly before the next release, given every release at most 2^64 - 1 -
  * budget - usage - (refill_count + 1) periods (the caller's times, not
- * proved: charge_current's `usage` is time consumed since the last charge). */
+ * proved: charge_current's `usage` is time consumed since the last charge).
+ * History (docs/proofs.md "Sliding window" -> "History"): a charge of at most
+ * the head and the next refill comes back at the tail of the ring, where it
+ * cannot be used before one period after the head's release (the time its
+ * use began, when the scheduler calls refill_unblock_check at every switch):
+ * the sporadic-server rule that the window over histories rests on. */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
@@ -360,7 +365,9 @@ bool refill_unblock_check(struct sched_context *sc, u64 now);
  * It is refill_budget_check(sc, refill_yield_usage(sc, usage, now), now):
  * the scheduler charges that way, with its one call of the charge.
  * Order: as refill_budget_check's, with the charge at most the larger of
- * `usage` and the head's amount in the bound. */
+ * `usage` and the head's amount in the bound. History: as
+ * refill_budget_check's for `usage`; a ready head given up comes back whole,
+ * one period after its release. */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
