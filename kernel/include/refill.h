@@ -353,7 +353,9 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
  *    sporadic-flagged contexts, and only at the SC switch for the others
  *    (constant bandwidth). A thread preempted and resumed without the call
  *    keeps the head's earlier release, so chunks used after the preemption
- *    come back early and the window bound weakens (docs/scheduling.md). */
+ *    come back early and the window bound weakens (docs/scheduling.md).
+ * History (docs/proofs.md "Sliding window" -> "History"): nothing becomes
+ * usable earlier: the head's release and the tail's end only move later. */
 /*@ requires \valid(sc) && \separated(sc, &refill_min_budget_ticks, &refill_wcet_ticks);
     requires sc->refill_count != 0 ==> refill_invariant(sc) && refill_sum(sc) && refill_min(sc);
     assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
@@ -366,7 +368,9 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
       ensures order: \result ==> head_apart(sc);
       ensures order: \old(head_apart(sc)) ==> head_apart(sc);
       ensures order: rel_below(sc, UINT64_MAX - sc->budget);
-      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && sc->budget <= sc->period ==> ring_window(sc);
+      ACSL_HISTORY(ensures history: pos_rel(sc, 0) >= \old(pos_rel(sc, 0));
+      ensures history: tail_end(sc) >= \old(tail_end(sc));) */
 bool refill_unblock_check(struct sched_context *sc, u64 now);
 
 /* seL4_Yield after consuming `usage`: round robin refills the slice; a

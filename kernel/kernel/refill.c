@@ -983,6 +983,12 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
     /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), Pre); */
     /*@ for ordered: assert window: pos_rel(sc, 0) >= \at(pos_rel(sc, 0), Pre); */
     /*@ for ordered: assert window: \at(ring_window(sc), Pre) && sc->budget <= sc->period ==> ring_window(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+    /* History: the head moved later; a single refill is the tail. */
+    /*@ for ordered: assert history: sc->refill_count == 1 ==>
+              pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre) && tail_end(sc) >= \at(tail_end(sc), Pre); */
+    /*@ for ordered: assert history: tail_end(sc) >= \at(tail_end(sc), Pre); */
+#endif
     /* Refills that become available before the head runs out join it. */
     merge_overlapping(sc);
     /*@ assert refill_invariant(sc) && refill_sum(sc) && refill_min(sc); */
