@@ -158,13 +158,6 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("refill-history", "kernel/refill.c", "sporadic_charge",
      "            r.release_time += sc->period;\n",
      "            r.release_time += sc->period - 1;\n"),
-    # history: schedule_used merges the used chunk into a tail that ends one
-    # tick before the chunk is due (`+ 1` in the test): the chunk becomes
-    # usable one tick early; the window's upper bound on the tail's end and
-    # the order clauses still hold, the exact end (`history`) fails
-    ("refill-history", "kernel/refill.c", "schedule_used",
-     "    if (t->release_time + t->amount >= used.release_time) {\n",
-     "    if (t->release_time + t->amount + 1 >= used.release_time) {\n"),
     # removing a thread clears its priority's bit while the queue is not empty
     ("ready", "kernel/thread.c", "ready_remove",
      "    if (!n->ready_head[p])\n        ready_bitmap_clear(n, p);",
@@ -264,15 +257,13 @@ MUTATIONS: list[tuple[str, ...]] = [
 # reorder mutant takes 118 s of CPU (three goals run into the timeout), the
 # cdt_swap one 238 s (its 113 unmutated goals; test_prove proves the
 # unmutated function in CI), the ready_insert list one 57 s of CPU, 79 s
-# wall-clock (its 118 unmutated goals and the failing one's timeouts), the
-# schedule_used history one 79 s wall-clock (load average 6; its failing
-# goals run into the timeout).
+# wall-clock (its 118 unmutated goals and the failing one's timeouts).
 CAMPAIGN_MUTANTS = {"ready-ready_insert-list", "refill-merge_overlapping", "refill-round_robin_charge",
                     "refill-round_robin_charge-min-budget", "release-take_out",
                     "tqueue-insert-tqueue_insert-link", "tqueue-tqueue_reorder",
                     "refill-order-merge_overlapping", "refill-charge-sporadic_charge",
                     "release-order-sink", "release-order-release_queue_insert",
-                    "cdt-cdt_swap", "refill-history-schedule_used"}
+                    "cdt-cdt_swap"}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:
