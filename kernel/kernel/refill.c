@@ -725,6 +725,12 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
                 \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) + r.amount <= sc->period ==>
                     ring_window(sc) && ends_within(sc, 1); */
 #ifdef KAIROS_PROVE_HISTORY
+        /* History: popped from the last pair, the new head is the old
+         * tail. */
+        /*@ ghost one_holds_sum(sc); */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==> tail_end(sc) == pos_rel(sc, 0) + pos_amt(sc, 0); */
+        /*@ for ordered: assert history: pos_rel(sc, 0) == Refills(sc)[sc->refill_head].release_time &&
+                  pos_amt(sc, 0) == Refills(sc)[sc->refill_head].amount; */
         /*@ for ordered: assert history: sc->refill_count == 1 ==>
                   \at(tail_end(sc), LoopCurrent) == Refills(sc)[sc->refill_head].release_time +
                                                      Refills(sc)[sc->refill_head].amount; */
