@@ -39,7 +39,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
-    assert {"refill", "refill-order", "refill-charge", "refill-window", "ready", "ready-callers",
+    assert {"refill", "refill-order", "refill-charge", "refill-window", "refill-history", "ready", "ready-callers",
             "tqueue", "tqueue-insert", "release", "release-order", "cdt"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
@@ -148,6 +148,16 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("refill-window", "kernel/refill.c", "split_check",
      "    set_release(sc, sc->refill_head, h->release_time + usage);\n",
      ""),
+    # history (refill-history set): the charge's first loop returns a used-up
+    # refill one tick before one period after its release: the ring window
+    # still holds (earlier is within it), and so do order, non-overlap and
+    # the sum, so the refill, refill-order, refill-charge and refill-window
+    # sets prove the mutant's sporadic_charge; the loop invariant that what
+    # was charged is back at the tail no earlier than one period after the
+    # old head's release fails
+    ("refill-history", "kernel/refill.c", "sporadic_charge",
+     "            r.release_time += sc->period;\n",
+     "            r.release_time += sc->period - 1;\n"),
     # removing a thread clears its priority's bit while the queue is not empty
     ("ready", "kernel/thread.c", "ready_remove",
      "    if (!n->ready_head[p])\n        ready_bitmap_clear(n, p);",

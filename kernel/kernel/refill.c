@@ -281,7 +281,8 @@ static bool head_overlaps(struct sched_context *sc)
       ensures order: ring_apart(sc, 0) && head_apart(sc);
       ensures order: rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures order: pos_rel(sc, 0) == \old(pos_rel(sc, 0));
-      ensures window: \old(ring_window(sc)) && ring_sum(sc) <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && ring_sum(sc) <= sc->period ==> ring_window(sc);
+      ACSL_HISTORY(ensures history: tail_end(sc) >= \old(tail_end(sc));) */
 static void merge_overlapping(struct sched_context *sc)
 {
     /* No step counter: each step pops a refill and head_overlaps is false
@@ -298,10 +299,21 @@ static void merge_overlapping(struct sched_context *sc)
         for ordered: loop invariant window: sc->refill_count >= 2 ==>
             pos_rel(sc, sc->refill_count - 1) == \at(pos_rel(sc, sc->refill_count - 1), Pre) &&
             pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre);
+        ACSL_HISTORY(for ordered: loop invariant history: tail_end(sc) >= \at(tail_end(sc), Pre);)
         loop assigns sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
     while (head_overlaps(sc)) {
+#ifdef KAIROS_PROVE_HISTORY
+        /* History: the overlap test's 64-bit end does not wrap. */
+        /*@ ghost head_le_sum(sc); */
+        /*@ for ordered: assert history: pos_rel(sc, 0) + pos_amt(sc, 0) >= pos_rel(sc, 1); */
+        /*@ for ordered: assert history: sc->refill_count == 2 ==>
+                  tail_end(sc) == pos_rel(sc, 1) + pos_amt(sc, 1); */
+#endif
         struct refill r = pop_head(sc);
+#ifdef KAIROS_PROVE_HISTORY
+        /*@ for ordered: assert history: r.release_time + r.amount >= \at(pos_rel(sc, 1), LoopCurrent); */
+#endif
         /* Order: the refills behind the new head are the old ones from
          * position 2 on; only the head's slot is written below. */
         /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count ==>
@@ -329,6 +341,15 @@ static void merge_overlapping(struct sched_context *sc)
         /*@ for ordered: assert window: sc->refill_count >= 2 ==>
                   pos_rel(sc, sc->refill_count - 1) == \at(pos_rel(sc, sc->refill_count - 1), LoopCurrent) &&
                   pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), LoopCurrent); */
+#ifdef KAIROS_PROVE_HISTORY
+        /* History: a merge of the last two refills ends where the head,
+         * used from its release, would run on into the next one's
+         * amount: no earlier than the old tail. */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  pos_rel(sc, 0) == r.release_time &&
+                  pos_amt(sc, 0) == r.amount + \at(pos_amt(sc, 1), LoopCurrent); */
+        /*@ for ordered: assert history: tail_end(sc) >= \at(tail_end(sc), LoopCurrent); */
+#endif
     }
     /* The exit test's 64-bit end did not wrap (order: head_apart). */
     /*@ ghost head_le_sum(sc); */
@@ -364,7 +385,10 @@ static void merge_overlapping(struct sched_context *sc)
       ensures charge: pos_rel(sc, sc->refill_count - 1) <=
                          \max(used.release_time, \old(pos_rel(sc, sc->refill_count - 1)));
       ensures window: tail_end(sc) <= \max(\old(tail_end(sc)), used.release_time) + used.amount;
-      ensures window: \old(head_first(sc)) ==> head_first(sc); */
+      ensures window: \old(head_first(sc)) ==> head_first(sc);
+      ACSL_HISTORY(ensures history: tail_end(sc) == \max(\old(tail_end(sc)), used.release_time) + used.amount;
+      ensures history: pos_amt(sc, sc->refill_count - 1) >= used.amount;
+      ensures history: pos_amt(sc, 0) >= \old(pos_amt(sc, 0));) */
 static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill used, u64 min_budget)
 {
     u32 ti = tail_index(sc);
@@ -391,6 +415,13 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /* Window: the tail grows by the amount, at its release. */
         /*@ for ordered: assert window: tail_end(sc) == \at(tail_end(sc), Pre) + used.amount; */
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+        /* History: the tail reached `used`'s release before the add, so
+         * the amount it gained cannot all be used before that release. */
+        /*@ for ordered: assert history: \at(tail_end(sc), Pre) >= used.release_time; */
+        /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre) + used.amount; */
+        /*@ for ordered: assert history: pos_amt(sc, 0) >= \at(pos_amt(sc, 0), Pre); */
+#endif
     } else if ((used.amount < min_budget && !single(sc)) || full(sc)) {
         /* Too small to be worth a refill of its own (it could never be run
          * alone), or no room: merge it into the tail, moving the tail later
@@ -420,6 +451,11 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
          * later, the head did not. */
         /*@ for ordered: assert window: tail_end(sc) == used.release_time + used.amount; */
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+        /*@ for ordered: assert history: \at(tail_end(sc), Pre) < used.release_time; */
+        /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == \at(pos_amt(sc, sc->refill_count - 1), Pre) + used.amount; */
+        /*@ for ordered: assert history: sc->refill_count >= 2 && pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre); */
+#endif
     } else {
         add_tail(sc, used);
         /*@ for ordered: assert order: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
@@ -442,6 +478,11 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
         /*@ for ordered: assert window: \at(sc->refill_count, Pre) == 1 ==>
                   pos_rel(sc, 0) < pos_rel(sc, 1); */
         /*@ for ordered: assert window: \at(head_first(sc), Pre) ==> head_first(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+        /*@ for ordered: assert history: \at(tail_end(sc), Pre) < used.release_time; */
+        /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) == used.amount; */
+        /*@ for ordered: assert history: pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre); */
+#endif
     }
 }
 
@@ -458,7 +499,9 @@ static ALWAYS_INLINE void schedule_used(struct sched_context *sc, struct refill 
       ensures charge: ring_apart(sc, 1);
       ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc)));
       ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==>
-                          ring_window(sc) && head_first(sc); */
+                          ring_window(sc) && head_first(sc);
+      ACSL_HISTORY(ensures history: tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + usage;
+      ensures history: pos_amt(sc, sc->refill_count - 1) >= usage;) */
 static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     struct refill *h = refill_head(sc);
@@ -473,6 +516,11 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
     /*@ ghost one_holds_sum(sc); */
     /*@ for ordered: assert window: sc->refill_count >= 2 ==> pos_rel(sc, 0) + pos_amt(sc, 0) <= pos_rel(sc, 1); */
     /*@ for ordered: assert window: sc->refill_count >= 3 ==> pos_rel(sc, 1) <= pos_rel(sc, 2); */
+#ifdef KAIROS_PROVE_HISTORY
+    /* History: the chunk is `usage`, back one period after the head's
+     * release (the time its use began). */
+    /*@ for ordered: assert history: used.release_time == \at(pos_rel(sc, 0), Pre) + sc->period && used.amount == usage; */
+#endif
 
     if (remnant < min_budget) {
         /* Too little left to run on (a kernel entry and exit would not fit). */
@@ -484,6 +532,12 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
             /*@ for ordered: assert window: pos_amt(sc, 0) == \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
                       ring_window(sc) && head_first(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+            /* History: all of the head, used from its release or not,
+             * comes back one period after that release. */
+            /*@ for ordered: assert history: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre) + sc->period; */
+            /*@ for ordered: assert history: pos_amt(sc, 0) > usage; */
+#endif
         } else {
             /* The remnant joins the next refill (later: no earlier release). */
             pop_head(sc);
@@ -516,7 +570,15 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
                       tail_end(sc) + usage <= pos_rel(sc, 0) + sc->period; */
             /*@ for ordered: assert window: used.release_time + usage <= pos_rel(sc, 0) + sc->period; */
+#ifdef KAIROS_PROVE_HISTORY
+            /*@ for ordered: assert history: used.release_time == \at(pos_rel(sc, 0), Pre) + sc->period; */
+#endif
             schedule_used(sc, used, min_budget);
+#ifdef KAIROS_PROVE_HISTORY
+            /*@ for ordered: assert history: tail_end(sc) >= used.release_time + usage; */
+            /*@ for ordered: assert history: tail_end(sc) >= \at(pos_rel(sc, 0), Pre) + sc->period + usage; */
+            /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) >= usage; */
+#endif
             /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
             /*@ for ordered: assert charge: ring_apart(sc, 1); */
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
@@ -552,6 +614,11 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
               tail_end(sc) + usage <= pos_rel(sc, 0) + sc->period; */
     /*@ for ordered: assert window: used.release_time + usage == pos_rel(sc, 0) + sc->period; */
     schedule_used(sc, used, min_budget);
+#ifdef KAIROS_PROVE_HISTORY
+    /*@ for ordered: assert history: tail_end(sc) >= used.release_time + usage; */
+    /*@ for ordered: assert history: tail_end(sc) >= \at(pos_rel(sc, 0), Pre) + sc->period + usage; */
+    /*@ for ordered: assert history: pos_amt(sc, sc->refill_count - 1) >= usage; */
+#endif
     /*@ for ordered: assert charge: ring_sum(sc) == \at(ring_sum(sc), Pre); */
     /*@ for ordered: assert charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
     /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= sc->period ==>
@@ -616,7 +683,8 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
       assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures window: \old(ring_window(sc) && ends_within(sc, 1)) && ring_sum(sc) <= sc->period ==>
-                          ring_window(sc); */
+                          ring_window(sc);
+      ACSL_HISTORY(ensures history: tail_end(sc) >= \old(tail_end(sc));) */
 static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_budget, bool *used_up)
 {
     /* No step counter: the ring's size is one (proved: the variant below;
@@ -629,6 +697,7 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         for ordered: loop invariant window:
             \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) <= sc->period ==>
                 ring_window(sc) && ends_within(sc, 1);
+        ACSL_HISTORY(for ordered: loop invariant history: tail_end(sc) >= \at(tail_end(sc), Pre);)
         loop assigns *used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant sc->refill_count; */
@@ -655,6 +724,17 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         /*@ for ordered: assert window:
                 \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) + r.amount <= sc->period ==>
                     ring_window(sc) && ends_within(sc, 1); */
+#ifdef KAIROS_PROVE_HISTORY
+        /* History: popped from the last pair, the new head is the old
+         * tail. */
+        /*@ ghost one_holds_sum(sc); */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==> tail_end(sc) == pos_rel(sc, 0) + pos_amt(sc, 0); */
+        /*@ for ordered: assert history: pos_rel(sc, 0) == Refills(sc)[sc->refill_head].release_time &&
+                  pos_amt(sc, 0) == Refills(sc)[sc->refill_head].amount; */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  \at(tail_end(sc), LoopCurrent) == Refills(sc)[sc->refill_head].release_time +
+                                                     Refills(sc)[sc->refill_head].amount; */
+#endif
         add_amount(sc, sc->refill_head, r.amount);
         /*@ for ordered: assert charge: ring_apart(sc, 1); */
         /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre)); */
@@ -665,6 +745,16 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
         /*@ for ordered: assert window:
                 \at(ring_window(sc) && ends_within(sc, 1), Pre) && ring_sum(sc) <= sc->period ==>
                     ring_window(sc) && ends_within(sc, 1); */
+#ifdef KAIROS_PROVE_HISTORY
+        /* History: the small head joins the next refill, at its (later)
+         * release; a merged last pair ends later than the old tail. */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  \at(tail_end(sc), LoopCurrent) + r.amount == Refills(sc)[sc->refill_head].release_time +
+                                                                Refills(sc)[sc->refill_head].amount; */
+        /*@ for ordered: assert history: sc->refill_count == 1 ==>
+                  tail_end(sc) == \at(tail_end(sc), LoopCurrent) + r.amount; */
+        /*@ for ordered: assert history: tail_end(sc) >= \at(tail_end(sc), LoopCurrent); */
+#endif
         *used_up = true;
     }
     /* Minimum budget: a single refill holds the whole sum. */
@@ -684,7 +774,10 @@ static ALWAYS_INLINE void merge_small_head(struct sched_context *sc, u64 min_bud
       assumes rel_below(sc, UINT64_MAX - ring_sum(sc) - usage - sc->period - sc->refill_count * sc->period);
       ensures charge: ring_apart(sc, 0) && head_apart(sc);
       ensures charge: rel_below(sc, UINT64_MAX - \old(ring_sum(sc)));
-      ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==> ring_window(sc); */
+      ensures window: \old(ring_window(sc)) && \old(ring_sum(sc)) <= sc->period ==> ring_window(sc);
+      ACSL_HISTORY(ensures history: 0 < \old(usage) && \old(ring_sum(sc)) <= sc->period &&
+                       \old(usage) <= \old(pos_amt(sc, 0)) + (\old(sc->refill_count) >= 2 ? \old(pos_amt(sc, 1)) : 0) ==>
+                           tail_end(sc) >= \old(pos_rel(sc, 0)) + sc->period + \old(usage);) */
 static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 min_budget)
 {
     bool used_up = false;
@@ -702,12 +795,33 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
         for ordered: loop invariant charge:
             rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - n * per);
         for ordered: loop invariant window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc);
+        ACSL_HISTORY(for ordered: loop invariant history: n == \at(sc->refill_count, Pre) ==>
+            usage == \at(usage, Pre) && pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre) &&
+            (sc->refill_count >= 2 ==> pos_amt(sc, 1) == \at(pos_amt(sc, 1), Pre)) &&
+            sc->refill_count == \at(sc->refill_count, Pre);
+        for ordered: loop invariant history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) &&
+            n < \at(sc->refill_count, Pre) ==> usage <= pos_amt(sc, 0);
+        for ordered: loop invariant history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) &&
+            (\at(sc->refill_count, Pre) >= 2 ? n + 2 <= \at(sc->refill_count, Pre) : n < \at(sc->refill_count, Pre)) ==>
+                usage == 0;
+        for ordered: loop invariant history: \at(ring_sum(sc), Pre) <= per ==>
+            pos_rel(sc, 0) >= \at(pos_rel(sc, 0), Pre) + (\at(usage, Pre) - usage);
+        for ordered: loop invariant history: \at(ring_sum(sc), Pre) <= per && usage != \at(usage, Pre) ==>
+            tail_end(sc) >= \at(pos_rel(sc, 0), Pre) + per + (\at(usage, Pre) - usage);)
         loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
         loop variant n; */
     for (u32 n = sc->refill_count; n > 0 && usage >= refill_head(sc)->amount; n--) {
         used_up = true;
         usage -= refill_head(sc)->amount;
+#ifdef KAIROS_PROVE_HISTORY
+        /* History: the step charges the head's amount; after the first
+         * step, a charge within the guard has nothing left (the head held
+         * all that was left) or what is left fits in the new head. */
+        /*@ for ordered: assert history: usage == \at(usage, LoopCurrent) - \at(pos_amt(sc, 0), LoopCurrent); */
+        /*@ for ordered: assert history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) && n < \at(sc->refill_count, Pre) ==> usage == 0; */
+        /*@ for ordered: assert history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) && \at(sc->refill_count, Pre) == 1 ==> usage == 0; */
+#endif
         /* Order: each step moves one refill one period on, so the bound on
          * the release times drops by one period a step (at most
          * refill_count steps). */
@@ -718,6 +832,9 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             /*@ for ordered: assert charge: rel_below(sc, UINT64_MAX - \at(ring_sum(sc), Pre) - \at(usage, Pre) - per - (u32)(n - 1) * per); */
             /*@ ghost one_holds_sum(sc); */
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+            /*@ for ordered: assert history: pos_amt(sc, 0) == \at(pos_amt(sc, 0), LoopCurrent); */
+#endif
         } else {
             struct refill r = pop_head(sc);
             /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count ==>
@@ -741,7 +858,18 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
             /*@ for ordered: assert window: sc->refill_count == 1 ==> tail_end(sc) == pos_rel(sc, 0) + ring_sum(sc); */
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> tail_end(sc) + r.amount <= pos_rel(sc, 0) + per; */
             /*@ for ordered: assert window: r.release_time + r.amount <= pos_rel(sc, 0) + per; */
+#ifdef KAIROS_PROVE_HISTORY
+            /* History: after the first step what is left of a charge of
+             * at most the head and the next refill fits in the new head. */
+            /*@ for ordered: assert history: pos_amt(sc, 0) == \at(pos_amt(sc, 1), LoopCurrent); */
+            /*@ for ordered: assert history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) && n == \at(sc->refill_count, Pre) ==>
+                      usage <= \at(pos_amt(sc, 1), LoopCurrent); */
+#endif
             schedule_used(sc, r, min_budget);
+#ifdef KAIROS_PROVE_HISTORY
+            /*@ for ordered: assert history: pos_amt(sc, 0) >= \at(pos_amt(sc, 1), LoopCurrent); */
+            /*@ for ordered: assert history: \at(usage, Pre) <= \at(pos_amt(sc, 0), Pre) + (\at(sc->refill_count, Pre) >= 2 ? \at(pos_amt(sc, 1), Pre) : 0) && n < \at(sc->refill_count, Pre) ==> usage <= pos_amt(sc, 0); */
+#endif
             /*@ for ordered: assert window: \at(ring_window(sc), Pre) && \at(ring_sum(sc), Pre) <= per ==> ring_window(sc); */
             /*@ for ordered: assert charge: ring_apart(sc, 0); */
             /*@ for ordered: assert charge: \forall integer k; 0 <= k < sc->refill_count - 1 ==>
@@ -861,6 +989,12 @@ bool refill_unblock_check(struct sched_context *sc, u64 now)
     /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), Pre); */
     /*@ for ordered: assert window: pos_rel(sc, 0) >= \at(pos_rel(sc, 0), Pre); */
     /*@ for ordered: assert window: \at(ring_window(sc), Pre) && sc->budget <= sc->period ==> ring_window(sc); */
+#ifdef KAIROS_PROVE_HISTORY
+    /* History: the head moved later; a single refill is the tail. */
+    /*@ for ordered: assert history: sc->refill_count == 1 ==>
+              pos_amt(sc, 0) == \at(pos_amt(sc, 0), Pre) && tail_end(sc) >= \at(tail_end(sc), Pre); */
+    /*@ for ordered: assert history: tail_end(sc) >= \at(tail_end(sc), Pre); */
+#endif
     /* Refills that become available before the head runs out join it. */
     merge_overlapping(sc);
     /*@ assert refill_invariant(sc) && refill_sum(sc) && refill_min(sc); */
