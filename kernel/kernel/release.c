@@ -80,6 +80,20 @@
   // root moves another SC into slot 0 while the carried one still records 1).
   predicate sc_absent_but(struct release_queue *q, integer n, integer h, struct sched_context *s) =
       \forall integer i; 0 <= i < n && i != h ==> q->heap[i].sc != s;
+  // Every SC apart from q but s0 that recorded no slot at L (release_pos 0)
+  // records none at M: what insert's test `pos == 0` relies on for an SC
+  // that left the heap. A sift writes only the release_pos of slots' SCs
+  // (nonzero, by the back-pointers) and of the SC it carries (s0). Apart
+  // from q, as in the assigns clauses: the count is a u32 too.
+  predicate zeros_kept{L, M}(struct release_queue *q, struct sched_context *s0) =
+      \forall struct sched_context *s; \separated(s, q) && \at(s->release_pos, L) == 0 && s != s0 ==>
+          \at(s->release_pos, M) == 0;
+  // Kept from L to M and from M to N is kept from L to N (proved in the
+  // release-backptr set's lemma pass; in BACKPTR_ONLY so that the other
+  // sets neither prove nor assume it): what insert chains across its
+  // writes, rise and place.
+  BACKPTR_ONLY(lemma zeros_kept_trans{L, M, N}: \forall struct release_queue *q, struct sched_context *s0;
+      zeros_kept{L, M}(q, s0) && zeros_kept{M, N}(q, s0) ==> zeros_kept{L, N}(q, s0);)
 
   // -(u64)1 is all ones (proved).
   lemma minus_one: \forall integer x; x == 1 ==> (u64)(-x) == 0xFFFFFFFFFFFFFFFF;
@@ -149,7 +163,8 @@ static ALWAYS_INLINE struct release_entry *slot_at(struct release_queue *q, word
     ensures q->heap[i] == e;
     BACKPTR_ONLY(
     ensures backptr: e.sc == f ==> backptrs(q, q->count);
-    ensures backptr: e.sc != f ==> backptrs_but(q, q->count, w) && sc_absent_but(q, q->count, w, f);)
+    ensures backptr: e.sc != f ==> backptrs_but(q, q->count, w) && sc_absent_but(q, q->count, w, f);
+    ensures backptr: zeros_kept{Old, Post}(q, e.sc);)
     ORDER_ONLY(
     behavior fill:
       assumes i < q->count && ordered_but(q, q->count, i);
@@ -205,7 +220,8 @@ static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & ma
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures \result <= i;
     ensures entries_ok_but(q, q->count, \result);
-    BACKPTR_ONLY(ensures backptr: backptrs_but(q, q->count, \result) && sc_absent_but(q, q->count, \result, f);)
+    BACKPTR_ONLY(ensures backptr: backptrs_but(q, q->count, \result) && sc_absent_but(q, q->count, \result, f);
+                 ensures backptr: zeros_kept{Old, Post}(q, f);)
     behavior ordered:
       assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
       assumes over_children(q, q->count, i, time, seq);
@@ -216,7 +232,8 @@ static ALWAYS_INLINE u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
         loop invariant i <= \at(i, Pre);
         loop invariant entries_ok_but(q, q->count, i);
-        BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, f);)
+        BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, f);
+                     loop invariant backptr: zeros_kept{Pre, Here}(q, f);)
         for ordered: loop invariant order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
         for ordered: loop invariant order: over_children(q, q->count, i, time, seq);
         for ordered: loop invariant order: i < level_end(level);
@@ -280,7 +297,8 @@ static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures entries_ok(q, q->count);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, sc);)
     behavior ordered:
       assumes ordered_but(q, q->count, i) && bridged(q, q->count, i) && under_parent(q, i, time, seq);
       ORDER_ONLY(ensures order: ordered(q, q->count);) */
@@ -290,7 +308,8 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
         loop invariant i < count;
         loop invariant entries_ok_but(q, count, i);
-        BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, count, i) && sc_absent_but(q, count, i, sc);)
+        BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, count, i) && sc_absent_but(q, count, i, sc);
+                     loop invariant backptr: zeros_kept{Pre, Here}(q, sc);)
         for ordered: loop invariant order: count == q->count;
         for ordered: loop invariant order: ordered_but(q, count, i) && bridged(q, count, i);
         for ordered: loop invariant order: under_parent(q, i, time, seq);
@@ -343,7 +362,8 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures entries_ok(q, q->count);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, e.sc);)
     behavior ordered:
       assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
       ORDER_ONLY(ensures order: ordered(q, q->count);) */
@@ -368,7 +388,9 @@ static void sift(struct release_queue *q, u32 i, struct release_entry e)
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) - 1;
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: \old(q->heap[i].sc)->release_pos == 0;
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ORDER_ONLY(ensures order: ordered(q, q->count);) */
@@ -390,6 +412,7 @@ static void take_out(struct release_queue *q, u32 i)
         sift(q, i, q->heap[last]);
     //@ assert entries_ok(q, q->count);
     //@ assert backptr: BACKPTR_ONLY(backptrs(q, q->count) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY(\at(q->heap[i].sc, Pre)->release_pos == 0 &&) \true;
 }
 
 /* A thread queued again into its SC's stale slot: when its new key comes
@@ -413,7 +436,8 @@ static void take_out(struct release_queue *q, u32 i)
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) + (\old(t->sc->release_pos) == 0 ? 1 : 0);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, \old(t->sc));)
     ensures order: t->release_deferred ==> \old(t->sc->release_pos) != 0 &&
         key_le(q->heap[\old(t->sc->release_pos) - 1].time, q->heap[\old(t->sc->release_pos) - 1].seq,
                t->release_time, t->release_seq);
@@ -440,6 +464,7 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
             //@ assert entries_ok(q, q->count);
             //@ for ordered: assert order: ordered(q, q->count);
             //@ assert backptr: BACKPTR_ONLY(backptrs(q, q->count) &&) \true;
+            //@ assert backptr: BACKPTR_ONLY(zeros_kept{Pre, Here}(q, e.sc) &&) \true;
             return;
         }
     } else {
@@ -450,6 +475,7 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
     //@ assert entries_ok_but(q, q->count, i);
     //@ assert backptr: BACKPTR_ONLY(backptrs_but(q, q->count, i) &&) \true;
     //@ assert backptr: BACKPTR_ONLY(sc_absent_but(q, q->count, i, e.sc) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY(zeros_kept{Pre, Here}(q, e.sc) &&) \true;
     //@ for ordered: assert order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
     //@ for ordered: assert order: over_children(q, q->count, i, e.time, e.seq);
     place(q, rise(q, i, e.time, e.seq) /*@ ghost (e.sc) */, e) /*@ ghost (i, e.sc) */;
@@ -503,7 +529,9 @@ void release_queue_remove(struct release_queue *q, struct tcb *t)
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count) - 1;
     ensures \result == \old(q->heap[0].tcb);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: \old(q->heap[0].sc)->release_pos == 0;
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count);
@@ -524,7 +552,8 @@ struct tcb *release_queue_take_first(struct release_queue *q)
     assigns q->next_seq, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
@@ -540,7 +569,8 @@ void release_queue_requeue_first(struct release_queue *q, u64 time)
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->release_deferred,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
@@ -558,7 +588,10 @@ void release_queue_settle_first(struct release_queue *q)
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) - (\old(sc->release_pos) != 0 ? 1 : 0);
-    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: \old(sc->release_pos) == 0 || \old(q->heap[sc->release_pos - 1].sc) == sc ==>
+                                  sc->release_pos == 0;
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
