@@ -13,7 +13,11 @@
  * everything else): every operation that finds each stored key no earlier
  * than its parent's leaves it so. The order is over the keys the slots
  * hold: a deferred thread's slot keeps its earlier key (insert), and the
- * release loop re-keys it (settle_first) as any other sink. */
+ * release loop re-keys it (settle_first) as any other sink. The
+ * back-pointers (proof set `release-backptr`, the clauses named `backptr`,
+ * in BACKPTR_ONLY): every operation that finds each slot's SC recording
+ * the slot (release_pos == slot + 1) leaves it so, and an SC whose entry
+ * leaves the heap records none (0), as insert's test for a slot expects. */
 /*@
   predicate key_le(integer ta, integer sa, integer tb, integer sb) =
       ta < tb || (ta == tb && sa <= sb);
