@@ -150,7 +150,7 @@ latency-check: bootstrap
 # Frama-C/WP proofs (docs/proofs.md): each proof set is proofs/NAME.args;
 # another set is one more file and one more line here (PROOF_SETS += NAME).
 # Prints `prove: proved N/M goals` and fails unless N = M.
-PROOF_SETS := refill refill-order refill-charge refill-window refill-history ready ready-callers tqueue tqueue-insert release release-order cdt
+PROOF_SETS := refill refill-order refill-charge refill-window refill-history ready ready-callers tqueue tqueue-insert release release-order release-backptr cdt
 prove: bootstrap
 	proofs/prove.sh $(PROOF_SETS)
 

@@ -40,7 +40,7 @@ def prove(tmp: Path, sets: list[str], root: Path = ROOT, functions: str = "") ->
 def test_prove(tmp_path: Path) -> None:
     sets = proof_sets()
     assert {"refill", "refill-order", "refill-charge", "refill-window", "refill-history", "ready", "ready-callers",
-            "tqueue", "tqueue-insert", "release", "release-order", "cdt"} <= set(sets)
+            "tqueue", "tqueue-insert", "release", "release-order", "release-backptr", "cdt"} <= set(sets)
     rc, out = prove(tmp_path, sets)
     m = SUMMARY.search(out)
     assert m, out
@@ -241,6 +241,14 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("release-order", "kernel/release.c", "release_queue_insert",
      "        if (!before_mask(e.time, e.seq, slot->time, slot->seq)) {",
      "        if (before_mask(e.time, e.seq, slot->time, slot->seq)) {"),
+    # back-pointers (release-backptr set): place records the slot itself,
+    # not slot + 1, in the moved entry's SC (0 would then mean slot 0 and
+    # not "no slot"); the release and release-order sets prove the mutant,
+    # which changes no value their contracts name; place's postconditions
+    # that every slot's SC records slot + 1 fail
+    ("release-backptr", "kernel/release.c", "place",
+     "    e.sc->release_pos = i + 1;",
+     "    e.sc->release_pos = i;"),
     # insertion into the derivation tree leaves the old successor's back
     # link at the parent instead of the new slot (a swapped link store: the
     # postcondition that the successor's predecessor is dest fails)

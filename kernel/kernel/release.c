@@ -13,7 +13,11 @@
  * everything else): every operation that finds each stored key no earlier
  * than its parent's leaves it so. The order is over the keys the slots
  * hold: a deferred thread's slot keeps its earlier key (insert), and the
- * release loop re-keys it (settle_first) as any other sink. */
+ * release loop re-keys it (settle_first) as any other sink. The
+ * back-pointers (proof set `release-backptr`, the clauses named `backptr`,
+ * in BACKPTR_ONLY): every operation that finds each slot's SC recording
+ * the slot (release_pos == slot + 1) leaves it so, and an SC whose entry
+ * leaves the heap records none (0), as insert's test for a slot expects. */
 /*@
   predicate key_le(integer ta, integer sa, integer tb, integer sb) =
       ta < tb || (ta == tb && sa <= sb);
@@ -65,6 +69,35 @@
   // has made l steps down (sink) or up (rise) is there.
   logic integer level_start(integer l) = l <= 0 ? 0 : l == 1 ? 1 : l == 2 ? 5 : l == 3 ? 21 : 85;
   logic integer level_end(integer l) = l <= 0 ? 341 : l == 1 ? 85 : l == 2 ? 21 : l == 3 ? 5 : 1;
+
+  // The back-pointers (proof set `release-backptr`, the clauses named
+  // `backptr`): every slot i < n's SC records the slot, release_pos i + 1.
+  // Two slots' SCs are then distinct (their release_pos differ), which is
+  // what lets a store to one SC's release_pos leave the other slots' alone.
+  predicate backptrs(struct release_queue *q, integer n) =
+      \forall integer i; 0 <= i < n ==> q->heap[i].sc->release_pos == i + 1;
+  // The same but at the hole h.
+  predicate backptrs_but(struct release_queue *q, integer n, integer h) =
+      \forall integer i; 0 <= i < n && i != h ==> q->heap[i].sc->release_pos == i + 1;
+  // SC s is no slot's below n but the hole h's: the SC of the entry a sift
+  // carries, whose release_pos is not yet its new slot's (a sink from the
+  // root moves another SC into slot 0 while the carried one still records 1).
+  predicate sc_absent_but(struct release_queue *q, integer n, integer h, struct sched_context *s) =
+      \forall integer i; 0 <= i < n && i != h ==> q->heap[i].sc != s;
+  // Every SC apart from q but s0 that recorded no slot at L (release_pos 0)
+  // records none at M: what insert's test `pos == 0` relies on for an SC
+  // that left the heap. A sift writes only the release_pos of slots' SCs
+  // (nonzero, by the back-pointers) and of the SC it carries (s0). Apart
+  // from q, as in the assigns clauses: the count is a u32 too.
+  predicate zeros_kept{L, M}(struct release_queue *q, struct sched_context *s0) =
+      \forall struct sched_context *s; \separated(s, q) && \at(s->release_pos, L) == 0 && s != s0 ==>
+          \at(s->release_pos, M) == 0;
+  // Kept from L to M and from M to N is kept from L to N (proved in the
+  // release-backptr set's lemma pass; in BACKPTR_ONLY so that the other
+  // sets neither prove nor assume it): what insert chains across its
+  // writes, rise and place.
+  BACKPTR_ONLY(lemma zeros_kept_trans{L, M, N}: \forall struct release_queue *q, struct sched_context *s0;
+      zeros_kept{L, M}(q, s0) && zeros_kept{M, N}(q, s0) ==> zeros_kept{L, N}(q, s0);)
 
   // -(u64)1 is all ones (proved).
   lemma minus_one: \forall integer x; x == 1 ==> (u64)(-x) == 0xFFFFFFFFFFFFFFFF;
@@ -119,10 +152,23 @@ static ALWAYS_INLINE struct release_entry *slot_at(struct release_queue *q, word
  * and Z3 past the timeout on two goals that need none of them. The order
  * postconditions of rise, sink, sift and take_out are in ORDER_ONLY for
  * the same reason (after a rise, three goals of the release set took 3-6
- * times as long). */
+ * times as long).
+ * Back-pointers (BACKPTR_ONLY, expanded by proofs/release-backptr.args
+ * only, for the same reason): f (ghost) is the SC of the entry the sift
+ * carries, absent from every slot but the hole i. e is either that entry
+ * (e.sc == f: the hole is filled, every slot's back-pointer holds) or slot
+ * w's (a step: w's SC moves to i and records it, w is the hole now); its
+ * release_pos, w + 1 before the store, tells it from every other slot's SC. */
 /*@ requires \valid(q) && i < CONFIG_MAX_SPORADIC_SCS && \valid(e.sc) && \separated(e.sc, q);
+    BACKPTR_ONLY(
+    requires backptr: i < q->count && backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, f);
+    requires backptr: e.sc != f ==> w < q->count && w != i && e.sc == q->heap[w].sc;)
     assigns q->heap[i], e.sc->release_pos;
     ensures q->heap[i] == e;
+    BACKPTR_ONLY(
+    ensures backptr: e.sc == f ==> backptrs(q, q->count);
+    ensures backptr: e.sc != f ==> backptrs_but(q, q->count, w) && sc_absent_but(q, q->count, w, f);
+    ensures backptr: zeros_kept{Old, Post}(q, e.sc);)
     ORDER_ONLY(
     behavior fill:
       assumes i < q->count && ordered_but(q, q->count, i);
@@ -142,7 +188,7 @@ static ALWAYS_INLINE struct release_entry *slot_at(struct release_queue *q, word
       ensures order: ordered_but(q, q->count, w);
       ensures order: bridged(q, q->count, w);
       ensures order: under_parent(q, w, e.time, e.seq);) */
-static inline void place(struct release_queue *q, u32 i, struct release_entry e) /*@ ghost (u32 w) */
+static inline void place(struct release_queue *q, u32 i, struct release_entry e) /*@ ghost (u32 w, struct sched_context *f) */
 {
     *slot_at(q, i, sizeof(struct release_entry)) = e;
     e.sc->release_pos = i + 1;
@@ -173,20 +219,25 @@ static ALWAYS_INLINE u64 pick(u64 mask, u64 a, u64 b) { return b ^ ((a ^ b) & ma
  * the returned slot: the caller places the entry there. */
 /*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
     requires entries_ok_but(q, q->count, i);
+    BACKPTR_ONLY(requires backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, f);)
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures \result <= i;
     ensures entries_ok_but(q, q->count, \result);
+    BACKPTR_ONLY(ensures backptr: backptrs_but(q, q->count, \result) && sc_absent_but(q, q->count, \result, f);
+                 ensures backptr: zeros_kept{Old, Post}(q, f);)
     behavior ordered:
       assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
       assumes over_children(q, q->count, i, time, seq);
       ORDER_ONLY(ensures order: ordered_but(q, q->count, \result) && over_children(q, q->count, \result, time, seq);
                  ensures order: under_parent(q, \result, time, seq);) */
-static ALWAYS_INLINE u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
+static ALWAYS_INLINE u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq) /*@ ghost (struct sched_context *f) */
 {
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
         loop invariant i <= \at(i, Pre);
         loop invariant entries_ok_but(q, q->count, i);
+        BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, f);
+                     loop invariant backptr: zeros_kept{Pre, Here}(q, f);)
         for ordered: loop invariant order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
         for ordered: loop invariant order: over_children(q, q->count, i, time, seq);
         for ordered: loop invariant order: i < level_end(level);
@@ -199,7 +250,7 @@ static ALWAYS_INLINE u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
         //@ for ordered: assert order: parent == parent(i);
         if (!before_mask(time, seq, p.time, p.seq))
             break;
-        place(q, i, p) /*@ ghost (i) */;
+        place(q, i, p) /*@ ghost (parent, f) */;
         i = parent;
     }
     return i;
@@ -246,9 +297,12 @@ static ALWAYS_INLINE void consider(struct choice *ch, const struct release_entry
 /*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
     requires entries_ok_but(q, q->count, i);
     requires \valid(sc) && \separated(sc, q) && (tcb == \null || (\valid(tcb) && \separated(tcb, q)));
+    BACKPTR_ONLY(requires backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, sc);)
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures entries_ok(q, q->count);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, sc);)
     behavior ordered:
       assumes ordered_but(q, q->count, i) && bridged(q, q->count, i) && under_parent(q, i, time, seq);
       ORDER_ONLY(ensures order: ordered(q, q->count);) */
@@ -258,6 +312,8 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
     /*@ loop invariant 0 <= level <= RELEASE_QUEUE_LEVELS;
         loop invariant i < count;
         loop invariant entries_ok_but(q, count, i);
+        BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, count, i) && sc_absent_but(q, count, i, sc);
+                     loop invariant backptr: zeros_kept{Pre, Here}(q, sc);)
         for ordered: loop invariant order: count == q->count;
         for ordered: loop invariant order: ordered_but(q, count, i) && bridged(q, count, i);
         for ordered: loop invariant order: under_parent(q, i, time, seq);
@@ -287,14 +343,15 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
             break;
         //@ ghost u32 w = first + (u32)ch.k;
         //@ for ordered: assert order: w == first + ch.k && parent(w) == i && i < w < q->count;
+        //@ assert backptr: BACKPTR_ONLY((w == first + ch.k && i < w < q->count) &&) \true;
         place(q, i, (struct release_entry){ch.time, ch.seq, (struct sched_context *)(word_t)ch.sc,
-                                           (struct tcb *)(word_t)ch.tcb}) /*@ ghost (w) */;
+                                           (struct tcb *)(word_t)ch.tcb}) /*@ ghost (w, sc) */;
         //@ assert entries_ok_but(q, count, w);
         //@ for ordered: assert order: under_parent(q, w, time, seq);
         i = first + (u32)ch.k;
     }
     //@ for ordered: assert order: over_children(q, count, i, time, seq);
-    place(q, i, (struct release_entry){time, seq, sc, tcb}) /*@ ghost (i) */;
+    place(q, i, (struct release_entry){time, seq, sc, tcb}) /*@ ghost (i, sc) */;
 }
 
 /* Put e, whose old entry was at slot i, where its key belongs. The
@@ -305,9 +362,12 @@ static void sink(struct release_queue *q, u32 i, u64 time, u64 seq, struct sched
  * both). */
 /*@ requires \valid(q) && q->count <= CONFIG_MAX_SPORADIC_SCS && i < q->count;
     requires entries_ok_but(q, q->count, i) && entry_ok(q, e);
+    BACKPTR_ONLY(requires backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, e.sc);)
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures entries_ok(q, q->count);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, e.sc);)
     behavior ordered:
       assumes ordered_but(q, q->count, i) && bridged(q, q->count, i);
       ORDER_ONLY(ensures order: ordered(q, q->count);) */
@@ -320,17 +380,21 @@ static void sift(struct release_queue *q, u32 i, struct release_entry e)
     /*@ for ordered: assert order: !(i > 0 && !key_le(p->time, p->seq, e.time, e.seq)) ==>
                                    under_parent(q, i, e.time, e.seq); */
     if (i > 0 && before_mask(e.time, e.seq, p->time, p->seq))
-        place(q, rise(q, i, e.time, e.seq), e) /*@ ghost (i) */;
+        place(q, rise(q, i, e.time, e.seq) /*@ ghost (e.sc) */, e) /*@ ghost (i, e.sc) */;
     else
         sink(q, i, e.time, e.seq, e.sc, e.tcb);
 }
 
 /* The entry at slot i leaves the heap: the last one fills the hole. */
 /*@ requires heap_ok(q) && i < q->count;
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) - 1;
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: \old(q->heap[i].sc)->release_pos == 0;
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ORDER_ONLY(ensures order: ordered(q, q->count);) */
@@ -338,15 +402,21 @@ static void take_out(struct release_queue *q, u32 i)
 {
     q->heap[i].sc->release_pos = 0;
     //@ assert entries_ok(q, q->count) && q->count == \at(q->count, Pre);
+    //@ assert backptr: BACKPTR_ONLY(backptrs_but(q, q->count, i) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY((i != q->count - 1 ==> q->heap[q->count - 1].sc->release_pos == q->count) &&) \true;
     //@ for ordered: assert order: ordered(q, q->count);
     u32 last = --q->count;
     //@ assert entries_ok_but(q, q->count, i);
+    //@ assert backptr: BACKPTR_ONLY(backptrs_but(q, q->count, i) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY((i != last ==> sc_absent_but(q, q->count, i, q->heap[last].sc)) &&) \true;
     //@ for ordered: assert order: ordered(q, q->count + 1);
     //@ for ordered: assert order: ordered(q, q->count);
     //@ for ordered: assert order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
     if (i != last)
         sift(q, i, q->heap[last]);
     //@ assert entries_ok(q, q->count);
+    //@ assert backptr: BACKPTR_ONLY(backptrs(q, q->count) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY(\at(q->heap[i].sc, Pre)->release_pos == 0 &&) \true;
 }
 
 /* A thread queued again into its SC's stale slot: when its new key comes
@@ -364,11 +434,14 @@ static void take_out(struct release_queue *q, u32 i)
     requires \valid(t) && \separated(t, q) && \valid(t->sc) && \separated(t->sc, q) && \separated(t->sc, t);
     requires t->sc->release_pos <= q->count;
     requires t->sc->release_pos == 0 ==> q->count < CONFIG_MAX_SPORADIC_SCS;
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns q->next_seq, q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], t->in_release_queue,
             t->release_deferred, t->release_time, t->release_seq,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) + (\old(t->sc->release_pos) == 0 ? 1 : 0);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, \old(t->sc));)
     ensures order: t->release_deferred ==> \old(t->sc->release_pos) != 0 &&
         key_le(q->heap[\old(t->sc->release_pos) - 1].time, q->heap[\old(t->sc->release_pos) - 1].seq,
                t->release_time, t->release_seq);
@@ -394,6 +467,8 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
             //@ assert entry_ok(q, q->heap[i]);
             //@ assert entries_ok(q, q->count);
             //@ for ordered: assert order: ordered(q, q->count);
+            //@ assert backptr: BACKPTR_ONLY(backptrs(q, q->count) &&) \true;
+            //@ assert backptr: BACKPTR_ONLY(zeros_kept{Pre, Here}(q, e.sc) &&) \true;
             return;
         }
     } else {
@@ -402,17 +477,22 @@ void release_queue_insert(struct release_queue *q, struct tcb *t, u64 time)
     /* One rise for both ways in, inlined: insertion then needs no frame
      * for the entry across a call. */
     //@ assert entries_ok_but(q, q->count, i);
+    //@ assert backptr: BACKPTR_ONLY(backptrs_but(q, q->count, i) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY(sc_absent_but(q, q->count, i, e.sc) &&) \true;
+    //@ assert backptr: BACKPTR_ONLY(zeros_kept{Pre, Here}(q, e.sc) &&) \true;
     //@ for ordered: assert order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
     //@ for ordered: assert order: over_children(q, q->count, i, e.time, e.seq);
-    place(q, rise(q, i, e.time, e.seq), e) /*@ ghost (i) */;
+    place(q, rise(q, i, e.time, e.seq) /*@ ghost (e.sc) */, e) /*@ ghost (i, e.sc) */;
     //@ assert entries_ok(q, q->count);
 }
 
 /*@ requires heap_ok(q);
     requires \valid(t) && \separated(t, q) && \valid_read(t->sc) && 1 <= t->sc->release_pos <= q->count;
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns t->in_release_queue, t->release_deferred, q->heap[t->sc->release_pos - 1].tcb;
     ensures heap_ok(q) && q->count == \old(q->count);
     ensures q->heap[\old(t->sc->release_pos) - 1].tcb == \null;
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
@@ -448,10 +528,14 @@ void release_queue_remove(struct release_queue *q, struct tcb *t)
 */
 
 /*@ requires heap_ok(q) && q->count >= 1;
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->in_release_queue,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count) - 1;
     ensures \result == \old(q->heap[0].tcb);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: \old(q->heap[0].sc)->release_pos == 0;
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count);
@@ -468,9 +552,12 @@ struct tcb *release_queue_take_first(struct release_queue *q)
 }
 
 /*@ requires heap_ok(q) && q->count >= 1;
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns q->next_seq, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
@@ -482,9 +569,12 @@ void release_queue_requeue_first(struct release_queue *q, u64 time)
 
 /*@ requires heap_ok(q) && q->count >= 1;
     requires \valid(q->heap[0].tcb) && \separated(q->heap[0].tcb, q);
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1], q->heap[0].tcb->release_deferred,
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q) && q->count == \old(q->count);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
@@ -497,10 +587,15 @@ void release_queue_settle_first(struct release_queue *q)
 }
 
 /*@ requires heap_ok(q) && \valid_read(sc) && sc->release_pos <= q->count;
+    BACKPTR_ONLY(requires backptr: backptrs(q, q->count);)
     assigns q->count, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
             { s->release_pos | struct sched_context *s; \separated(s, q) };
     ensures heap_ok(q);
     ensures q->count == \old(q->count) - (\old(sc->release_pos) != 0 ? 1 : 0);
+    BACKPTR_ONLY(ensures backptr: backptrs(q, q->count);
+                 ensures backptr: \old(sc->release_pos) == 0 || \old(q->heap[sc->release_pos - 1].sc) == sc ==>
+                                  sc->release_pos == 0;
+                 ensures backptr: zeros_kept{Old, Post}(q, \null);)
     behavior ordered:
       assumes ordered(q, q->count);
       ensures order: ordered(q, q->count); */
