@@ -113,6 +113,10 @@ def _run(args: argparse.Namespace) -> int:
     from kairos.wcet.trace import load_trace, parse_qemu_exec_log, save_trace
 
     model = get_preset(args.model)
+    if model.itim_bytes:
+        from kairos.wcet.elfimage import ElfImage
+        from kairos.wcet.model import preset_for
+        model = preset_for(args.model, ElfImage(args.elf))
     if args.qemu_gdb:
         return _kernel(args, model)
     prog = load_elf(args.elf)
