@@ -98,6 +98,11 @@ def test_code_in_the_itim_never_misses_and_the_bound_still_covers_the_run(tmp_pa
     code = [s for s in image.sections if s.executable]
     assert code and all(0x8000_0000 <= s.addr and s.addr + s.size <= 0x8000_4000 for s in code)
 
+    # The marker shares its address with _start and does not take its name.
+    assert image.symbol("__itim_start").addr == image.symbol("_start").addr
+    assert image.symbol_at(image.symbol("_start").addr) == ("_start", 0)
+    assert image.symbol_name_at(image.symbol("_start").addr) == "_start"
+
     b_u54, b_itim = _bound(elf, "u54"), _bound(elf, "u54-itim")
     r_u54, r_itim = _replay(elf, "u54"), _replay(elf, "u54-itim")
     assert r_u54.misses["icache"] > 0 and r_itim.misses["icache"] == 0
