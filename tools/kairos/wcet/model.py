@@ -344,6 +344,9 @@ _U54_SOURCES = {
     "device_latency": "(assumed) uncached MMIO round trip not published",
     "device_ranges": "FU540 memory map: everything below DRAM (0x8000_0000) is devices/TIMs; "
                      "plus its image in the Kairos kernel window (0xffffffc0_00000000 + paddr)",
+    "itim_bytes": "no ITIM used: the whole 32 KiB is I-cache (FU540 manual §4.1.1: the ITIM is carved "
+                  "out of the I-cache only when software uses it)",
+    "itim_ranges": "none: every fetch goes through the I-cache",
     "random_seeds": "concrete replay only: number of LFSR seeds whose maximum is reported",
 }
 PARAM_SOURCES: dict[str, dict[str, str]] = {
