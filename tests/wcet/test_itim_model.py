@@ -126,3 +126,28 @@ def test_a_program_without_the_symbols_is_one_line_and_exit_2(tmp_path: Path, ca
     assert main(["wcet", str(elf), "-e", "main", "--model", "u54-itim", "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs the symbols __itim_start and __itim_end" in err[0] and "plain.elf" in err[0]
+
+
+def test_the_kernels_itim_range_holds_every_function_it_names() -> None:
+    """kernel/arch/riscv/itim.ld names the functions a U54 board runs from
+    the ITIM; a wildcard that matches nothing (a function renamed or
+    inlined away) would drop one silently, so each must be a function of
+    the release kernel inside [__itim_start, __itim_end), and the range must
+    fit the ITIM (u54-itim accepts it)."""
+    import re
+
+    from conftest import REPO, build_flavour
+    from kairos.wcet.elfimage import ElfImage
+    from kairos.wcet.model import preset_for
+
+    kernel = build_flavour("release")
+    image = ElfImage(str(kernel))
+    lo, hi = image.symbol(ITIM_START).addr, image.symbol(ITIM_END).addr
+    names = re.findall(r"^\*\(\.text\.([A-Za-z_][\w.]*) ", (REPO / "kernel/arch/riscv/itim.ld").read_text(), re.M)
+    assert len(names) > 50
+    outside = [n for n in names if not (image.has_symbol(n) and lo <= image.symbol(n).addr < hi)]
+    assert not outside, f"itim.ld names functions the kernel does not have in its ITIM range: {outside}"
+    for n in ("trap_entry", "restore_user_context"):        # trap.S, by its object file
+        assert lo <= image.symbol(n).addr < hi
+    assert preset_for("u54-itim", image).itim_ranges == ((lo, hi),)
+    assert hi - lo <= 28 * 1024
