@@ -40,7 +40,8 @@ def register(sub) -> None:
     p.add_argument("--input", "-i", action="append", default=[], metavar="SYMBOL=HEX",
                    help="bytes (hex, little-endian memory order) written at SYMBOL before the run; "
                         "SYMBOL=@FILE reads them from a file (repeatable)")
-    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, u54-l2lim, u54-itim, u54-l2lim-itim)")
+    p.add_argument("--model", "-m", default="u54",
+                   help="processor model preset (u54, u54-lru, u54-l2lim, u54-itim, u54-l2lim-itim)")
     p.add_argument("--seeds", type=int, default=None,
                    help="LFSR seeds for random replacement (default: the model's random_seeds)")
     p.add_argument("--replay", metavar="TRACE", help="replay a saved trace instead of running")
