@@ -39,10 +39,12 @@ KERNEL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(KERNEL_SRCS)) $(patsubst %.S,$(BUIL
 # -falign-functions=64: each function starts on an I-cache line, so a call
 # fetches no line it shares with the code before it (fewer I-line misses per
 # call in the WCET analysis; about 9 KiB of padding that is never executed).
+# -ffunction-sections: a section per function, so that the linker script can
+# gather the functions a board runs from the ITIM (kernel/arch/riscv/itim.ld).
 KERNEL_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-builtin -nostdlib \
     -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax -fno-pic \
     -fno-stack-protector -fomit-frame-pointer -fno-common -fno-asynchronous-unwind-tables -fno-jump-tables \
-    -falign-functions=64 \
+    -falign-functions=64 -ffunction-sections \
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
 KERNEL_ASFLAGS := -march=rv64imafdc_zicsr_zifencei -mabi=lp64 -mno-relax -D__ASSEMBLER__ \
     -D$(FLAVOUR_DEFINE) -Ikernel/include -Ikernel/arch/$(KERNEL_ARCH)/include -MMD -MP
@@ -63,7 +65,7 @@ $(BUILD)/kernel/%.o: kernel/%.S Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
-$(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld
+$(KERNEL_ELF): $(KERNEL_OBJS) kernel/arch/$(KERNEL_ARCH)/kernel.ld kernel/arch/$(KERNEL_ARCH)/itim.ld
 	$(CC) $(KERNEL_CFLAGS) -T kernel/arch/$(KERNEL_ARCH)/kernel.ld -Wl,--no-relax -Wl,-z,noexecstack \
 	    -Wl,--build-id=none -o $@ $(KERNEL_OBJS)
 	@$(CROSS)size $@ | tail -1 | awk '{printf "kernel: text %d bytes, data %d, bss %d\n", $$1, $$2, $$3}'

@@ -205,3 +205,33 @@ def test_analyze_bad_input(built, tmp_path, capsys):
                  "--kernel-wcet", str(junk)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a kairos wcet JSON report" in err[0]
+
+
+def test_cached_kernel_figures_are_keyed_by_the_analyser(tmp_path):
+    """The kernel figures `kairos analyze` caches are named by everything
+    they depend on, the analyser's own code included: after a change to the
+    analysis the same kernel is analysed again, not read from the cache."""
+    import kairos.wcet.version as version
+    from kairos.system.analysis import kernel_costs_key
+    from kairos.wcet.version import analyser_fingerprint, modules_digest
+
+    base = kernel_costs_key(b"kernel", "ann", "simple", "a1")
+    assert base == kernel_costs_key(b"kernel", "ann", "simple", "a1")
+    others = {kernel_costs_key(b"kernel2", "ann", "simple", "a1"), kernel_costs_key(b"kernel", "ann2", "simple", "a1"),
+              kernel_costs_key(b"kernel", "ann", "u54", "a1"), kernel_costs_key(b"kernel", "ann", "simple", "a2")}
+    assert base not in others and len(others) == 4
+
+    # The fingerprint is a digest of the analyser's modules: any byte of any
+    # module, or a module added, changes it.
+    src = Path(version.__file__).parent
+    pkg = tmp_path / "wcet"
+    pkg.mkdir()
+    for f in src.glob("*.py"):
+        (pkg / f.name).write_bytes(f.read_bytes())
+    assert modules_digest(pkg) == modules_digest(src) == analyser_fingerprint()
+    ipet = pkg / "ipet.py"
+    ipet.write_bytes(ipet.read_bytes() + b"\n# changed\n")
+    changed = modules_digest(pkg)
+    assert changed != analyser_fingerprint()
+    (pkg / "new_stage.py").write_text("")
+    assert modules_digest(pkg) not in (changed, analyser_fingerprint())

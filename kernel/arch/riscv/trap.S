@@ -16,6 +16,7 @@
     .section .text
     .balign 4
     .globl trap_entry
+    .type trap_entry, @function /* named so beside __itim_start, which kernel.ld puts at the same address */
 trap_entry:
     csrrw t6, sscratch, t6
     SAVE(1); SAVE(2); SAVE(3); SAVE(4); SAVE(5); SAVE(6); SAVE(7); SAVE(8)

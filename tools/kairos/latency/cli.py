@@ -28,7 +28,7 @@ def register(sub) -> None:
                         "(docs/wcet.md 'Interrupt latency' -> 'A described system'); --param overrides")
     p.add_argument("--search-path", action="append", default=[], metavar="DIR",
                    help="--system: where its program images are looked up")
-    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, u54-l2lim, simple)")
+    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, u54-l2lim, u54-itim, u54-l2lim-itim, simple)")
     p.add_argument("--entry", "-e", default="trap_entry", help="kernel entry symbol (default trap_entry)")
     p.add_argument("--context-budget", type=int, default=None, metavar="N",
                    help="call contexts before the most multiplying functions are shared (default 4000)")

@@ -108,10 +108,10 @@ def observe(kernel: str, roottask: str, result: LatencyResult, count: int = 5000
 
     if result.model == "simple":
         raise WcetError("--observe replays through a processor model: use --model u54 (or u54-lru, u54-l2lim)")
-    m = modelmod.get_preset(result.model)
+    image = ElfImage(kernel)
+    m = modelmod.preset_for(result.model, image)
     adv = adversarial_model(m)
     calls, branches = _poll_calls(kernel, result.entry, result.polls)
-    image = ElfImage(kernel)
     handlers = {image.symbol(r.start.function).addr: r.start.function
                 for r in result.regions if r.start.kind == "entry" and image.has_symbol(r.start.function)}
     names = {(r.start.kind, r.start.site): r.name for r in result.regions}

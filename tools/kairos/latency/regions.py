@@ -293,7 +293,7 @@ def analyse(elf: str, annotations: Annotations, model_name: str = "u54", entry: 
         say("cache and pipeline analysis", 0.1)
         objects, notes = microarch.object_facts(image, annotations)
         warnings.extend(notes)
-        costs = microarch.analyse(program, entry, modelmod.get_preset(model_name), values, objects=objects,
+        costs = microarch.analyse(program, entry, modelmod.preset_for(model_name, image), values, objects=objects,
                                   census=census)
         cost_fn = lambda ctx, blk, c=costs: c.cost(ctx, blk.start)  # noqa: E731
         pen_fn = lambda ctx, lp, c=costs: c.first_miss_penalty(ctx, lp.header)  # noqa: E731

@@ -139,18 +139,26 @@ def latency_inputs(system_path: str, search_path: list[str], kernel_elf: str) ->
     return params, present, notes
 
 
+def kernel_costs_key(kernel: bytes, annotations: str, model: str, analyser: str) -> str:
+    """Name of the cached kernel figures: the kernel's bytes, the system's
+    annotation text, the entries, the model and the analyser's identity."""
+    return hashlib.sha256(kernel + annotations.encode() + SYSCALL_ENTRY.encode() + model.encode()
+                          + analyser.encode()).hexdigest()[:16]
+
+
 def kernel_costs_for(system: SystemDescription, kernel_elf: Path, annotations: Path, cache_dir: Path,
                      model: str = "simple") -> KernelCosts:
     """Run the WCET analysis of the kernel with this system's loop bounds;
-    cached by kernel, annotations and entries."""
+    cached by kernel, annotations, entries, model and the analyser's own
+    code (``analyser_fingerprint``: a changed analysis computes again)."""
     from kairos.wcet import annotations as annmod
     from kairos.wcet import driver, report
     from kairos.wcet.errors import WcetError
+    from kairos.wcet.version import analyser_fingerprint
 
     threads, refills = system_parameters(system)
     text = system_annotations(annotations.read_text(), threads, refills)
-    key = hashlib.sha256(kernel_elf.read_bytes() + text.encode() + SYSCALL_ENTRY.encode()
-                         + model.encode()).hexdigest()[:16]
+    key = kernel_costs_key(kernel_elf.read_bytes(), text, model, analyser_fingerprint())
     cache_dir.mkdir(parents=True, exist_ok=True)
     out = cache_dir / f"kernel-wcet-{key}.json"
     if not out.is_file():

@@ -18,7 +18,8 @@ def register(sub) -> None:
     p.add_argument("--annotations", "-a", action="append", default=[], metavar="FILE",
                    help="loop-bound annotation file (TOML; repeatable)")
     p.add_argument("--model", "-m", default="u54",
-                   help="processor model preset (u54, u54-lru, u54-l2lim, or 'simple' for a cache-less model)")
+                   help="processor model preset (u54, u54-lru, u54-l2lim, u54-itim, u54-l2lim-itim, or 'simple' "
+                        "for a cache-less model)")
     p.add_argument("--sp", metavar="VALUE|SYMBOL", help="stack pointer at the entry (makes stack "
                    "accesses' cache sets known)")
     p.add_argument("--stop-at", action="append", default=[], metavar="FUNC",

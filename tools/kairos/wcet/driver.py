@@ -19,7 +19,7 @@ from kairos.wcet.bounds import BoundAnalysis
 from kairos.wcet.cfg import BasicBlock, Context, Function, Program, Term, build_program
 from kairos.wcet.elfimage import ElfImage
 from kairos.wcet.errors import AnnotationError, InfeasiblePath, WcetError
-from kairos.wcet.model import ProcessorModel, get_preset
+from kairos.wcet.model import ProcessorModel, get_preset, preset_for
 from kairos.wcet.valueanalysis import ValueInfo
 
 SIMPLE_MODEL = "simple"
@@ -136,7 +136,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     say("loading ELF", 0.0)
     image = ElfImage(elf)
     specs = _entry_specs(entries, irq_entry)
-    model = None if model_name == SIMPLE_MODEL else get_preset(model_name)
+    model = None if model_name == SIMPLE_MODEL else preset_for(model_name, image)
     say("building control-flow graphs", 0.05)
     program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn,
                             recursion=ann.recursion, calls=ann.calls)

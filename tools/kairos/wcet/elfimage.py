@@ -100,8 +100,11 @@ class ElfImage:
             if s.name and (s.name not in by_name or (by_name[s.name].bind == "local" and s.bind != "local")):
                 by_name[s.name] = s
         self._by_name = by_name
+        # At one address: functions first, then labels, a sizeless "__" name
+        # (a linker script's marker such as __itim_start) after the others.
         code_syms = sorted((s for s in self.symbols if s.name and self._is_code(s.addr)),
-                           key=lambda s: (s.addr, s.kind != "func", s.bind == "local", s.name))
+                           key=lambda s: (s.addr, s.kind != "func", s.size == 0 and s.name.startswith("__"),
+                                          s.bind == "local", s.name))
         self._code_syms = code_syms
         self._code_sym_addrs = [s.addr for s in code_syms]
         self.function_starts = frozenset(
@@ -201,13 +204,16 @@ class ElfImage:
 
     def symbol_at(self, addr: int) -> tuple[str, int] | None:
         """(name, offset) of the code symbol at or before ``addr``."""
-        i = bisect.bisect_right(self._code_sym_addrs, addr) - 1
-        while i >= 0:
-            s = self._code_syms[i]
-            # prefer a sized symbol that covers addr, else the nearest one before it
-            if s.size == 0 or addr < s.addr + s.size:
-                return s.name, addr - s.addr
-            i -= 1
+        hi = bisect.bisect_right(self._code_sym_addrs, addr)
+        while hi > 0:
+            # the symbols at one address, in ``_code_syms``'s order: a
+            # function before a bare label such as a linker script's marker
+            lo = bisect.bisect_left(self._code_sym_addrs, self._code_sym_addrs[hi - 1])
+            for s in self._code_syms[lo:hi]:
+                # prefer a sized symbol that covers addr, else the nearest one before it
+                if s.size == 0 or addr < s.addr + s.size:
+                    return s.name, addr - s.addr
+            hi = lo
         return None
 
     def symbol_name_at(self, addr: int) -> str | None:

@@ -328,6 +328,9 @@ class _Analysis:
         # edge (``through_merge``).
         self.merged = getattr(value_info, "merged", None) if symbolic else None
         self.levels: tuple[CacheLevel, ...] = m.caches
+        # Instructions in the model's ITIM are fetched without the I-cache:
+        # no line, no miss (model.ProcessorModel.itim_ranges).
+        self.itim = bool(m.itim_ranges)
         self.fetch_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "fetch"]
         self._fetch_plan = [(k, self.levels[k].config.line, self.levels[k].miss_penalty) for k in self.fetch_levels]
         self.data_levels = [k for k, lv in enumerate(self.levels) if lv.serves == "data"]
@@ -868,7 +871,7 @@ class _Analysis:
         lines: list[set[int]] = [set() for _ in self.levels]
         unk = [False] * len(self.levels)
         for ins in b.instrs:
-            for k in self.fetch_levels:
+            for k in (() if self.itim and self.m.in_itim(ins.addr) else self.fetch_levels):
                 lines[k].update(self.ilines(ins, k))
                 if ins.cls is InstrClass.FENCE_I:
                     unk[k] = True
@@ -1414,7 +1417,7 @@ class _Analysis:
         last_line: list[int | None] = [None] * len(self.levels)     # per fetch level, in this block
         for ins in b.instrs:
             ipen, icat = 0, AH
-            for k, size, penalty in self._fetch_plan:
+            for k, size, penalty in (() if self.itim and self.m.in_itim(ins.addr) else self._fetch_plan):
                 lo, hi = ins.addr // size, (ins.addr + ins.size - 1) // size
                 if lo == hi == last_line[k]:
                     continue        # the line fetched last: a must hit, and fetching it again changes nothing

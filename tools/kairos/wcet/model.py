@@ -36,12 +36,15 @@ Parameters carry a provenance string in ``PARAM_SOURCES`` (per preset);
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kairos.wcet.errors import WcetError
 
-__all__ = ["CacheConfig", "CacheLevel", "ProcessorModel", "PRESETS", "get_preset", "preset_names",
-           "PARAM_SOURCES"]
+if TYPE_CHECKING:
+    from kairos.wcet.elfimage import ElfImage
+
+__all__ = ["CacheConfig", "CacheLevel", "ProcessorModel", "PRESETS", "get_preset", "preset_for",
+           "preset_names", "PARAM_SOURCES", "ITIM_START", "ITIM_END"]
 
 Policy = Literal["lru", "random"]
 AccessKind = Literal["fetch", "data"]
@@ -154,6 +157,10 @@ class ProcessorModel:
         (0x0, 0x8000_0000),                             # physical: everything below DRAM
         (0xFFFF_FFC0_0000_0000, 0xFFFF_FFC0_8000_0000),  # the same seen through Kairos' kernel window
     )
+    # --- instruction memory beside the I-cache (the U54's ITIM) ------------
+    itim_bytes: int = 0               # capacity; 0: no ITIM (every fetch goes through the I-cache)
+    itim_ranges: tuple[tuple[int, int], ...] = ()  # [lo, hi) of the program that runs from it
+                                      # (set per program by ``with_itim``)
     # --- concrete replay ---------------------------------------------------
     random_seeds: int = 8             # replays with different LFSR seeds for random caches
 
@@ -183,6 +190,30 @@ class ProcessorModel:
         """Worst extra cycles of a data access that misses: refill plus the
         write-back of a possibly dirty victim."""
         return self.refill_penalty(True)
+
+    def in_itim(self, addr: int) -> bool:
+        """Whether an instruction at ``addr`` is fetched from the ITIM (never
+        a miss, and no I-cache line touched)."""
+        return any(lo <= addr < hi for lo, hi in self.itim_ranges)
+
+    def with_itim(self, symbols: dict[str, int], program: str) -> "ProcessorModel":
+        """This model with its ITIM holding the program's range
+        ``[__itim_start, __itim_end)`` (the linker script's symbols): the
+        code a board runs from the ITIM.  A model without an ITIM is returned
+        as it is; one with an ITIM needs the two symbols and a range that
+        fits (a ``WcetError`` naming ``program`` otherwise)."""
+        if self.itim_bytes == 0:
+            return self
+        lo, hi = symbols.get(ITIM_START), symbols.get(ITIM_END)
+        if lo is None or hi is None:
+            raise WcetError(f"{program}: model {self.name} needs the symbols {ITIM_START} and {ITIM_END} "
+                            f"around the code that runs from the ITIM (none in this ELF)")
+        if hi < lo:
+            raise WcetError(f"{program}: {ITIM_END} ({hi:#x}) is below {ITIM_START} ({lo:#x})")
+        if hi - lo > self.itim_bytes:
+            raise WcetError(f"{program}: the ITIM range [{lo:#x}, {hi:#x}) is {hi - lo} bytes, over the "
+                            f"{self.itim_bytes} bytes of model {self.name}'s ITIM")
+        return replace(self, itim_ranges=((lo, hi),))
 
     def is_device(self, lo: int, hi: int) -> bool:
         """Whether [lo, hi) may touch an uncached device range."""
@@ -245,7 +276,39 @@ _U54_L2LIM = replace(
     ),
 )
 
-PRESETS: dict[str, ProcessorModel] = {"u54": _U54, "u54-lru": _U54_LRU, "u54-l2lim": _U54_L2LIM}
+# The U54's ITIM (FU540-C000 manual §4.1.1; PolarFire SoC TRM §3.1.2.4): up to
+# 28 KiB of the 32 KiB I-cache used as instruction memory, in whole ways, so
+# that one 4 KiB way (64 sets of 64 B) stays a cache.  Fetches from it are as
+# fast as an I-cache hit and never miss.  The program names the code it holds
+# by two symbols (``with_itim``); the rest is fetched through the one way
+# left, analysed as before (one line per set).
+ITIM_START, ITIM_END = "__itim_start", "__itim_end"
+_ITIM_BYTES = 28 * 1024
+_ITIM_ICACHE = CacheConfig(4096, 1, 64, "random")
+
+_U54_ITIM = replace(
+    _U54,
+    name="u54-itim",
+    description=("SiFive U54 with 28 KiB of its I-cache as ITIM holding the program's "
+                 "[__itim_start, __itim_end) (fetches from it never miss) and one 4 KiB way left "
+                 "as I-cache; otherwise as u54; sound only for a board whose boot code puts that "
+                 "range in the ITIM"),
+    icache=_ITIM_ICACHE,
+    itim_bytes=_ITIM_BYTES,
+)
+
+_U54_L2LIM_ITIM = replace(
+    _U54_L2LIM,
+    name="u54-l2lim-itim",
+    description=("u54-l2lim with the ITIM of u54-itim: the system's memory in L2-LIM (or locked L2 "
+                 "ways) and the program's [__itim_start, __itim_end) in the ITIM; sound only for a "
+                 "platform configured so"),
+    icache=_ITIM_ICACHE,
+    itim_bytes=_ITIM_BYTES,
+)
+
+PRESETS: dict[str, ProcessorModel] = {"u54": _U54, "u54-lru": _U54_LRU, "u54-l2lim": _U54_L2LIM,
+                                      "u54-itim": _U54_ITIM, "u54-l2lim-itim": _U54_L2LIM_ITIM}
 
 _U54_SOURCES = {
     "sound": "random L1 replacement analysed via the MRU line only; see docs/processor-model.md",
@@ -281,6 +344,9 @@ _U54_SOURCES = {
     "device_latency": "(assumed) uncached MMIO round trip not published",
     "device_ranges": "FU540 memory map: everything below DRAM (0x8000_0000) is devices/TIMs; "
                      "plus its image in the Kairos kernel window (0xffffffc0_00000000 + paddr)",
+    "itim_bytes": "no ITIM used: the whole 32 KiB is I-cache (FU540 manual §4.1.1: the ITIM is carved "
+                  "out of the I-cache only when software uses it)",
+    "itim_ranges": "none: every fetch goes through the I-cache",
     "random_seeds": "concrete replay only: number of LFSR seeds whose maximum is reported",
 }
 PARAM_SOURCES: dict[str, dict[str, str]] = {
@@ -301,12 +367,36 @@ PARAM_SOURCES: dict[str, dict[str, str]] = {
                                    "0x0800_0000-0x081f_ffff (§11.2.1), and its image in the "
                                    "Kairos kernel window"},
 }
+_ITIM_SOURCES = {
+    "icache": "FU540 manual §4.1-4.1.1: the 32 KiB 8-way I-cache less the 28 KiB given to the ITIM "
+              "(at least one way stays a cache): one 4 KiB way, 64 sets of 64 B (doc)",
+    "itim_bytes": "FU540 manual §4.1.1, PolarFire SoC TRM §3.1.2.4: ITIM up to 28 KiB; fetches from "
+                  "it as fast as an I-cache hit, never a miss (doc)",
+    "itim_ranges": "the analysed program's [__itim_start, __itim_end): its boot code must copy that "
+                   "range into the ITIM and run it there (the integrator's statement)",
+}
+PARAM_SOURCES["u54-itim"] = {**_U54_SOURCES, **_ITIM_SOURCES,
+                             "sound": "sound for a board that runs the program's ITIM range from the ITIM; "
+                                      "L1s analysed as for u54"}
+PARAM_SOURCES["u54-l2lim-itim"] = {**PARAM_SOURCES["u54-l2lim"], **_ITIM_SOURCES,
+                                   "sound": "sound for a platform with the system in L2-LIM (or locked L2 "
+                                            "ways) and the program's ITIM range in the ITIM"}
 
 DEFAULT_PRESET = "u54"
 
 
 def preset_names() -> list[str]:
     return list(PRESETS)
+
+
+def preset_for(name: str, image: "ElfImage") -> ProcessorModel:
+    """The named preset for one program: with its ITIM range when the model
+    has an ITIM (``ProcessorModel.with_itim``)."""
+    m = get_preset(name)
+    if m.itim_bytes == 0:
+        return m
+    syms = {n: image.symbol(n).addr for n in (ITIM_START, ITIM_END) if image.has_symbol(n)}
+    return m.with_itim(syms, image.path)
 
 
 def get_preset(name: str = DEFAULT_PRESET) -> ProcessorModel:

@@ -78,6 +78,8 @@ def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1,
     # cost a write-back in a level that serves data.
     fetch = [(caches[k], lv.config.line, lv.dirty) for k, lv in enumerate(levels) if lv.serves == "fetch"]
     data = [(caches[k], lv.config.line, lv.dirty) for k, lv in enumerate(levels) if lv.serves == "data"]
+    # A fetch from the ITIM touches no I-cache line and never misses.
+    itim = bool(m.itim_ranges)
     st = PipeState()
     devices = 0
     tl = array("q") if timeline else None
@@ -86,7 +88,7 @@ def replay_once(trace: Trace, decode: Decoder, m: ProcessorModel, seed: int = 1,
         pc = pcs[i]
         ins = decode(pc)
         ipen = 0
-        for c, line, dirty in fetch:
+        for c, line, dirty in (() if itim and m.in_itim(pc) else fetch):
             for ln in range(pc // line, (pc + ins.size - 1) // line + 1):
                 hit, wb = c.access(ln)
                 if not hit:

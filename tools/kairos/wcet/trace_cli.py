@@ -40,7 +40,8 @@ def register(sub) -> None:
     p.add_argument("--input", "-i", action="append", default=[], metavar="SYMBOL=HEX",
                    help="bytes (hex, little-endian memory order) written at SYMBOL before the run; "
                         "SYMBOL=@FILE reads them from a file (repeatable)")
-    p.add_argument("--model", "-m", default="u54", help="processor model preset (u54, u54-lru, u54-l2lim)")
+    p.add_argument("--model", "-m", default="u54",
+                   help="processor model preset (u54, u54-lru, u54-l2lim, u54-itim, u54-l2lim-itim)")
     p.add_argument("--seeds", type=int, default=None,
                    help="LFSR seeds for random replacement (default: the model's random_seeds)")
     p.add_argument("--replay", metavar="TRACE", help="replay a saved trace instead of running")
@@ -113,6 +114,10 @@ def _run(args: argparse.Namespace) -> int:
     from kairos.wcet.trace import load_trace, parse_qemu_exec_log, save_trace
 
     model = get_preset(args.model)
+    if model.itim_bytes:
+        from kairos.wcet.elfimage import ElfImage
+        from kairos.wcet.model import preset_for
+        model = preset_for(args.model, ElfImage(args.elf))
     if args.qemu_gdb:
         return _kernel(args, model)
     prog = load_elf(args.elf)
