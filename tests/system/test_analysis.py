@@ -235,3 +235,35 @@ def test_cached_kernel_figures_are_keyed_by_the_analyser(tmp_path):
     assert changed != analyser_fingerprint()
     (pkg / "new_stage.py").write_text("")
     assert modules_digest(pkg) not in (changed, analyser_fingerprint())
+
+
+def test_pd_code_under_an_itim_model_runs_from_the_icache_it_leaves(built, capsys):
+    """Under the -itim presets the ITIM holds the kernel's code: a PD's
+    program has no range in it and runs from the one I-cache way left,
+    whose sets are the ones u54's one-way view already uses. So a PD
+    entry's bound under u54-itim is its bound under u54, and under
+    u54-l2lim-itim its bound under u54-l2lim; before, a PD program (it has
+    no __itim_start) could not be analysed under those presets at all. The
+    command takes every preset."""
+    from kairos.system.analysis import pd_entry_wcet
+    s = parse_system(EXAMPLES / "demo" / "system.xml", [PD_BUILD / "demo"])
+    critical = next(p for p in s.pds if p.name == "critical")
+    bounds = {m: pd_entry_wcet(critical, "notified", m) for m in ("u54", "u54-itim", "u54-l2lim", "u54-l2lim-itim")}
+    assert bounds["u54"] is not None and bounds["u54-l2lim"] is not None, bounds
+    assert bounds["u54-itim"] == bounds["u54"] and bounds["u54-l2lim-itim"] == bounds["u54-l2lim"], bounds
+    assert bounds["u54-l2lim"] < bounds["u54"], bounds
+    with pytest.raises(SystemExit):
+        main(["analyze", str(EXAMPLES / "demo" / "system.xml"), "--model", "u54-nonesuch"])
+    assert "u54-l2lim-itim" in capsys.readouterr().err
+
+
+def test_kernel_entries_exclude_only_functions_the_kernel_has():
+    """The release kernel has no trace_dump: `kairos analyze --flavour
+    release` stopped at "symbol 'trace_dump' not found" before the entries
+    named only the excluded functions the kernel has."""
+    from kairos.system.analysis import EXCEPTION_ENTRY, IRQ_ENTRY, SYSCALL_ENTRY, kernel_entries
+    assert kernel_entries(lambda name: True) == (SYSCALL_ENTRY, EXCEPTION_ENTRY, IRQ_ENTRY)
+    syscall, exception, irq = kernel_entries(lambda name: name not in ("trace_dump", "kprintf"))
+    assert syscall.startswith("trap_entry@handle_syscall,!machine_putc,!invoke_untyped")
+    assert "trace_dump" not in syscall and "kprintf" not in syscall
+    assert exception == "trap_entry@handle_exception,!machine_putc" and irq == "trap_entry@handle_interrupt"

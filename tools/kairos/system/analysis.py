@@ -14,6 +14,7 @@ converted with `cpu_mhz` cycles per microsecond.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import hashlib
 import json
 import math
@@ -36,6 +37,16 @@ PD_UNREACHABLE = ("kprintf", "machine_putc", "trace_dump", "invoke_untyped", "in
 SYSCALL_ENTRY = "trap_entry@handle_syscall," + ",".join("!" + f for f in PD_UNREACHABLE)
 EXCEPTION_ENTRY = "trap_entry@handle_exception,!kprintf,!machine_putc"
 IRQ_ENTRY = "trap_entry@handle_interrupt,!kprintf"
+
+
+def kernel_entries(has_symbol: Callable[[str], bool]) -> tuple[str, str, str]:
+    """SYSCALL_ENTRY, EXCEPTION_ENTRY and IRQ_ENTRY with only the excluded
+    functions this kernel has: the release kernel has no `trace_dump`, and
+    the analyser rejects an entry that names a function it lacks."""
+    def kept(spec: str) -> str:
+        head, *excluded = spec.split(",")
+        return ",".join([head, *(e for e in excluded if has_symbol(e[1:]))])
+    return kept(SYSCALL_ENTRY), kept(EXCEPTION_ENTRY), kept(IRQ_ENTRY)
 # Loops of kernel/wcet-annotations.toml whose bound is a system parameter:
 # the number of threads (queue walks) or of refills per SC.
 
@@ -153,6 +164,7 @@ def kernel_costs_for(system: SystemDescription, kernel_elf: Path, annotations: P
     code (``analyser_fingerprint``: a changed analysis computes again)."""
     from kairos.wcet import annotations as annmod
     from kairos.wcet import driver, report
+    from kairos.wcet.elfimage import ElfImage
     from kairos.wcet.errors import WcetError
     from kairos.wcet.version import analyser_fingerprint
 
@@ -165,8 +177,9 @@ def kernel_costs_for(system: SystemDescription, kernel_elf: Path, annotations: P
         ann_file = cache_dir / f"annotations-{key}.toml"
         ann_file.write_text(text)
         try:
-            an = driver.run(str(kernel_elf), [SYSCALL_ENTRY, EXCEPTION_ENTRY], model, annmod.load(str(ann_file)),
-                            None, ["kernel_panic"], IRQ_ENTRY)
+            syscall, exception, irq = kernel_entries(ElfImage(str(kernel_elf)).has_symbol)
+            an = driver.run(str(kernel_elf), [syscall, exception], model, annmod.load(str(ann_file)),
+                            None, ["kernel_panic"], irq)
         except WcetError as e:
             raise AnalysisError(f"kernel WCET analysis failed: {e}") from None
         tmp = out.with_suffix(".tmp")
@@ -178,11 +191,13 @@ def kernel_costs_for(system: SystemDescription, kernel_elf: Path, annotations: P
 def pd_entry_wcet(pd: ProtectionDomain, entry: str, model: str = "simple") -> int | None:
     """`kairos wcet` bound (cycles) of one entry point of a PD's program, or
     None if the analyser cannot bound it (an endless loop, a loop without a
-    bound) or the program has no such symbol."""
+    bound) or the program has no such symbol.  Under a model with an ITIM a
+    PD's code runs from the I-cache the ITIM leaves: the ITIM holds the
+    kernel's code (kernel/arch/riscv/itim.ld)."""
     from kairos.wcet import driver
     from kairos.wcet.errors import WcetError
     try:
-        an = driver.run(str(pd.image), [entry], model)
+        an = driver.run(str(pd.image), [entry], model, itim_code=False)
     except WcetError:
         return None
     return int(an.results[0].result.bound)

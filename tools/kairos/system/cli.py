@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kairos.runner import REPO_ROOT, RunError, parse_memory
 from kairos.system.pack import PackError, build_image
+from kairos.wcet.model import preset_names
 from kairos.system.parse import DescriptionError, parse_system
 
 
@@ -168,9 +169,10 @@ def register_analyze(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                         "with this system's loop bounds, cached under build/<flavour>/analysis)")
     p.add_argument("--kernel", help="the kernel ELF to analyse (default: build/<flavour>/kernel.elf)")
     p.add_argument("--flavour", default="debug", choices=["debug", "check", "release"])
-    p.add_argument("--model", default="simple", choices=["simple", "u54", "u54-lru", "u54-l2lim"],
+    p.add_argument("--model", default="simple", choices=["simple", *preset_names()],
                    help="processor model for kairos wcet (default simple: at least one cycle per instruction, "
-                        "an upper bound of time on QEMU -icount; u54 for the SiFive U54)")
+                        "an upper bound of time on QEMU -icount; u54 for the SiFive U54; the -itim presets "
+                        "run the kernel's hot code from the ITIM and the PDs' code from the I-cache it leaves)")
     p.add_argument("--cpu-mhz", type=float, default=1000.0,
                    help="cycles per microsecond (default 1000: one model cycle is 1 ns, the time base of "
                         "QEMU -icount shift=0)")

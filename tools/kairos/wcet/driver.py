@@ -114,7 +114,7 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET, symbolic_cache: bool = True,
         infeasible_paths: bool = True, infeasible_budget: float | None = None,
         arrays_in_bounds: bool = False, smt_loops: bool = True, census: bool = False,
-        prune_stops: bool = True, return_facts: bool = True) -> Analysis:
+        prune_stops: bool = True, return_facts: bool = True, itim_code: bool = True) -> Analysis:
     """Analyse every entry: parse the specifications, build the program and
     one view per restriction, share call contexts above ``context_budget``,
     run the value analysis, then per entry the block costs and the path.
@@ -129,14 +129,15 @@ def run(elf: str, entries: list[str], model_name: str = "u54", annotations: Anno
     ``prune_stops`` analyses the ``stop_at`` functions as one path-ending
     block each, without their callees (``_without_stop_bodies``).
     ``return_facts`` ties each tested returned value to the returns that can
-    give it (``returnfacts``)."""
+    give it (``returnfacts``).  ``itim_code=False``: the program runs no code
+    from the model's ITIM (``model.preset_for``)."""
     t0 = time.perf_counter()
     ann = annotations or Annotations()
     say = progress or (lambda msg, frac: None)
     say("loading ELF", 0.0)
     image = ElfImage(elf)
     specs = _entry_specs(entries, irq_entry)
-    model = None if model_name == SIMPLE_MODEL else preset_for(model_name, image)
+    model = None if model_name == SIMPLE_MODEL else preset_for(model_name, image, itim_code)
     say("building control-flow graphs", 0.05)
     program = build_program(image, list(dict.fromkeys(s.symbol for s in specs)), noreturn=ann.noreturn,
                             recursion=ann.recursion, calls=ann.calls)

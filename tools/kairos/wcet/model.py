@@ -389,11 +389,14 @@ def preset_names() -> list[str]:
     return list(PRESETS)
 
 
-def preset_for(name: str, image: "ElfImage") -> ProcessorModel:
+def preset_for(name: str, image: "ElfImage", itim_code: bool = True) -> ProcessorModel:
     """The named preset for one program: with its ITIM range when the model
-    has an ITIM (``ProcessorModel.with_itim``)."""
+    has an ITIM (``ProcessorModel.with_itim``).  ``itim_code=False`` is for a
+    program that runs no code from the ITIM (a user program on a board whose
+    ITIM holds the kernel's code): it keeps the model's I-cache, which has
+    lost the ITIM's ways to it all the same, and an empty range."""
     m = get_preset(name)
-    if m.itim_bytes == 0:
+    if m.itim_bytes == 0 or not itim_code:
         return m
     syms = {n: image.symbol(n).addr for n in (ITIM_START, ITIM_END) if image.has_symbol(n)}
     return m.with_itim(syms, image.path)
