@@ -12,6 +12,10 @@
 #                          (default build/proofs)
 #              PROVE_FCT   prove only these functions (comma-separated),
 #                          instead of the set's -wp-fct list
+#              PROVE_PROP  prove only the properties of these names
+#                          (comma-separated, -wp-prop's syntax) instead of
+#                          the set's own -wp-prop selection; with PROVE_FCT,
+#                          one clause of one function (the mutants)
 #              PROVE_EXTRA extra frama-c arguments
 #              PROVE_JOBS  parallel prover processes (default 2)
 #              PROVE_LEMMAS_ONLY  1: only the lemma pass of each set (below)
@@ -63,6 +67,15 @@ for set in "$@"; do
             if [ "${lines[i]}" = -wp-fct ]; then i=$((i + 1)); else kept+=("${lines[i]}"); fi
         done
         lines=("${kept[@]}" -wp-fct "$PROVE_FCT")
+    fi
+    if [ -n "${PROVE_PROP:-}" ]; then
+        # Repeated -wp-prop options select the union of their properties:
+        # the set's own selection is replaced, not added to.
+        kept=()
+        for l in "${lines[@]}"; do
+            case "$l" in -wp-prop=*) ;; *) kept+=("$l") ;; esac
+        done
+        lines=("${kept[@]}" "-wp-prop=$PROVE_PROP")
     fi
     log=$out/$set.log
     if [ "${PROVE_LEMMAS_ONLY:-}" = 1 ]; then
