@@ -443,7 +443,7 @@ static void ready_insert(struct tcb *t, bool at_head)
             sched_nodes[0].bitmap[t->priority / 64], sched_nodes[0].bitmap_top,
             t->ready_prev->ready_next, t->ready_next->ready_prev,
             rq_m[rq_pos .. rq_n - 2], rq_n;
-    ensures ACSL_BITMAP_PRIOS(&sched_nodes[0]);
+    ensures prios: ACSL_BITMAP_PRIOS(&sched_nodes[0]);
     ensures ACSL_BITMAP_WORDS(&sched_nodes[0]);
     ensures ACSL_BITMAP_TOP_CLEAR(&sched_nodes[0]);
     ensures queue_ends(&sched_nodes[0], t->priority);
