@@ -14,11 +14,11 @@ converted with `cpu_mhz` cycles per microsecond.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -47,6 +47,8 @@ def kernel_entries(has_symbol: Callable[[str], bool]) -> tuple[str, str, str]:
         head, *excluded = spec.split(",")
         return ",".join([head, *(e for e in excluded if has_symbol(e[1:]))])
     return kept(SYSCALL_ENTRY), kept(EXCEPTION_ENTRY), kept(IRQ_ENTRY)
+
+
 # Loops of kernel/wcet-annotations.toml whose bound is a system parameter:
 # the number of threads (queue walks) or of refills per SC.
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from kairos.runner import REPO_ROOT, RunError, parse_memory
 from kairos.system.pack import PackError, build_image
-from kairos.wcet.model import preset_names
 from kairos.system.parse import DescriptionError, parse_system
+from kairos.wcet.model import preset_names
 
 
 def default_loader(flavour: str) -> Path:
