@@ -26,6 +26,7 @@ ENTRIES = {
     "const_return": [{"input": 5}],
     "alias_lookalike": [{"input": 1}, {"input": 0}],
     "pointer_lookalike": [{"input": 3, "input2": 1}, {"input": 2, "input2": 0}],
+    "store_lookalike": [{"input": 0}, {"input": 1}],
 }
 #: entries whose bound must fall with the refinement
 CUT = {"correlated", "flag_entry", "const_return"}
@@ -88,7 +89,8 @@ def _heavy_calls(res) -> int:
 
 
 @pytest.mark.parametrize("symbol,calls", [("correlated_lookalike", 2), ("flag_lookalike", 3),
-                                          ("alias_lookalike", 1), ("pointer_lookalike", 1)])
+                                          ("alias_lookalike", 1), ("pointer_lookalike", 1),
+                                          ("store_lookalike", 1)])
 def test_lookalikes_keep_their_worst_path(elf, analyses, symbol, calls) -> None:
     """Feasible look-alikes keep every heavy call their worst run makes."""
     on, off = analyses

@@ -124,8 +124,42 @@ int pointer_lookalike(void)
     return 0;
 }
 
+/* Look-alike: an object's word stored on one branch only, then tested in
+   the block where both branches join.  The store's value (0) holds on the
+   path through the store alone: on the other branch the word keeps what it
+   held (1), and heavy runs.  The pointer is loaded from memory, so the
+   analysis sees an object of unknown address; the join does enough work
+   that gcc keeps it one block instead of copying it into both branches. */
+struct obj {
+    int a, b;
+};
+struct obj the_obj = {1, 0};
+int work;
+struct obj *obj_ptr = &the_obj;
+
+int store_lookalike(void)
+{
+    struct obj *o = obj_ptr;
+    if (input) {
+        o->a = 0;
+        sink = sink * 5 + input;
+        sink = sink * 7 + input;
+    } else {
+        sink = 2;
+    }
+    /* (work, not the volatile sink: a store to an untracked word stops the
+       forwarding of object memory the look-alike is about) */
+    work = work * 9 + input2;
+    __asm__ volatile("" ::: "memory");
+    work = work * 11 + input2;
+    __asm__ volatile("" ::: "memory");   /* gcc cannot know o->a here: the load is in the join */
+    if (o->a)
+        heavy(7);
+    return 0;
+}
+
 int main(void)
 {
     return correlated() + correlated_lookalike() + flag_entry() + flag_lookalike() + const_return() +
-           alias_lookalike() + pointer_lookalike();
+           alias_lookalike() + pointer_lookalike() + store_lookalike();
 }

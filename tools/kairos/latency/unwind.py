@@ -353,8 +353,8 @@ class Unwinder:
     @staticmethod
     def _holds(st: rv64smt.SymState, names: frozenset[str]) -> bool:
         """Is a constrained value (the returned one, a later poll's) still somewhere in the state?"""
-        vals = list(st.regs.values()) + list(st.named.values()) + [v for _a, _w, v, _s in st.objects] \
-            + [a for a, _w, _v, _s in st.objects]
+        vals = list(st.regs.values()) + list(st.named.values()) + [o[2] for o in st.objects] \
+            + [o[0] for o in st.objects]
         return any(names & rv64smt.leaves(v) for v in vals)
 
     @staticmethod

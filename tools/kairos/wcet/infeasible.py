@@ -180,6 +180,9 @@ class ProgramFacts:
         self._obj_lo = [a for a, _ in objs]
         self._obj = objs
         self.stores: dict[int, list[StoreSite]] = {}
+        #: blocks of each function with a store that may reach object
+        #: memory (an address neither constant, in a global, nor on the stack)
+        self.object_stores: dict[int, set[int]] = {}
         self.loads: dict[int, set[int]] = {}
         self.const_ret: dict[int, int] = {}
         self.escaping: set[tuple[int, int]] = set()
@@ -273,6 +276,7 @@ class ProgramFacts:
     def _scan(self, f: Function) -> None:
         st_in = self.consts(f)
         stores: list[StoreSite] = []
+        obj_blocks: set[int] = set()
         loads: set[int] = set()
         for bs, b in f.blocks.items():
             regs = {r: ("c", v) for r, v in st_in.get(bs, {}).items()}
@@ -293,6 +297,8 @@ class ProgramFacts:
                         ext = self._global_in(base)
                         if ext is not None:
                             stores.append(StoreSite(bs, None, ins.mem_width, zero, *ext))
+                        elif not _stack_based(base):
+                            obj_blocks.add(bs)
                     if ins.cls is InstrClass.STORE or ins.cls is InstrClass.AMO:
                         val = get(ins.rs2)
                         ext = self._global_in(val)
@@ -316,6 +322,7 @@ class ProgramFacts:
                     if ext is not None:
                         self.escaping.add(ext)
         self.stores[f.entry] = stores
+        self.object_stores[f.entry] = obj_blocks
         self.loads[f.entry] = loads
 
     def _scan_data(self) -> None:
@@ -347,6 +354,13 @@ class ProgramFacts:
             calls |= {callee} | self.calls[callee]
         self.mod[fe] = mod
         self.calls[fe] = calls
+
+    def writes_objects(self, fe: int) -> bool:
+        """May a call of ``fe`` store to object memory (or call code the
+        analysis does not know)?"""
+        return any(self.object_stores[g] or any(b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is None
+                                                for b in self.program.functions[g].blocks.values())
+                   for g in {fe} | self.calls[fe])
 
     def may_write(self, fe: int, a: int) -> bool:
         """Can a call of ``fe`` store to the word at ``a`` (constant or indexed)?"""
@@ -413,6 +427,16 @@ class ProgramFacts:
 # ---------------------------------------------------------------------------
 # The once scope and the worst path
 # ---------------------------------------------------------------------------
+
+def _stack_based(e: tuple) -> bool:
+    """Is a symbolic address (``cfg.sym_step``) the stack pointer plus
+    constants?"""
+    if e == ("r", 2):
+        return True
+    if e[0] == "add":
+        return (_stack_based(e[1]) and e[2][0] == "c") or (_stack_based(e[2]) and e[1][0] == "c")
+    return False
+
 
 def _loop_blocks(forests: ipet.GraphCache, f: Function) -> set[int]:
     out: set[int] = set()
@@ -609,6 +633,7 @@ class PathChecker:
         indexed: list[tuple[int, int]] = []
         sp_stores: list[int] = []
         sp_used = False
+        obj_writes = False
         sp = st.get(2)
         sp_val = rv64smt.as_int(sp)
         for m in region:
@@ -624,6 +649,9 @@ class PathChecker:
                             sp_used = True
                     elif 2 in ins.reads and not (ins.is_mem and ins.rs1 == 2 and ins.rs2 != 2):
                         sp_used = True     # a stack address computed in the loop
+                if nd.block.start in self.facts.object_stores[nd.func.entry] or (
+                        nd.block.kind in (Term.CALL, Term.TAILCALL) and nd.block.call_target is None):
+                    obj_writes = True
                 for s in self.facts.stores[nd.func.entry]:
                     if s.block == nd.block.start:
                         if s.addr is not None:
@@ -686,7 +714,11 @@ class PathChecker:
                 return leak or a < sp_val or any(abs(a - sp_val - o) < 8 for o in sp_stores)
             return False
         st.havoc_named(gone)
-        st.forget_objects()
+        # object memory is forgotten only if the region may store to it:
+        # object pointers never reach the stack or a global (the memory
+        # model), so the region's other stores leave it as it was
+        if obj_writes or any(self.facts.writes_objects(c) for c in callees):
+            st.forget_objects()
 
     def conflicts(self, items: list[Item], effort: Effort) -> list[list[int]]:
         """Minimal conflicts on the path, as lists of item indices."""
@@ -699,12 +731,35 @@ class PathChecker:
         solver.set("core.minimize", True)
         lits: list[z3.BoolRef] = []
         has_cond: list[bool] = []
-        defs: dict[str, tuple[int, z3.BitVecRef, z3.BitVecRef]] = {}
-        conds: list[tuple[int, z3.BoolRef]] = []
+        # fresh name -> (step, the fresh value, what it equals, the other
+        # steps that equality relies on)
+        defs: dict[str, tuple[int, z3.BitVecRef, z3.BitVecRef, frozenset]] = {}
+        conds: list[tuple[int, z3.BoolRef, frozenset]] = []
         stack_top: int | None = None
+        # fresh name -> (fresh value, its origin, steps): values that copy
+        # another (a move, a pointer plus a constant), so that two accesses
+        # through copies of one pointer meet (SymState.canon)
+        copies: dict[str, tuple[z3.BitVecRef, z3.BitVecRef, frozenset]] = {}
+
+        def canon(e: z3.BitVecRef) -> tuple[z3.BitVecRef, frozenset]:
+            subs = [(copies[n][0], copies[n][1]) for n in sorted(rv64smt.leaves(e)) if n in copies]
+            if not subs:
+                return e, frozenset()
+            steps = frozenset().union(*(copies[n][2] for n in rv64smt.leaves(e) if n in copies))
+            return z3.simplify(z3.substitute(e, *subs)), steps
+
+        def copy_like(v: z3.BitVecRef) -> bool:
+            if z3.is_const(v):
+                return not z3.is_bv_value(v)
+            return (z3.is_app_of(v, z3.Z3_OP_BADD) and v.num_args() == 2
+                    and sum(z3.is_bv_value(c) for c in v.children()) == 1
+                    and all(z3.is_const(c) for c in v.children()))
+        st.canon = canon
         for i, it in enumerate(items):
             p = z3.Bool(f"p{i}")
             lits.append(p)
+            st.step = i
+            st.deps = set()
             before_regs = dict(st.regs)
             before_named = dict(st.named)
             cond_here = None
@@ -728,27 +783,36 @@ class PathChecker:
                             # call not followed (stop function): clobber as a call
                             for r in CALLER_SAVED:
                                 st.regs[r] = rv64smt.fresh("hv", f"x{r}")
-                            st.forget_objects()
+                            if facts.writes_objects(nd.block.call_target):
+                                st.forget_objects()
             else:
                 effort.charge(STEP_EFFORT * len(it.region))
                 self._summarise(st, it.region, it.edges[0] if it.edges else None, stack_top)
             # cut the dependence on the item: its outputs become fresh values
-            # equal to what it computed, under its literal
+            # equal to what it computed, under its literal (and those of the
+            # steps a forwarded load relied on)
+            deps = frozenset(d for d in st.deps if d != i)
             for r, v in list(st.regs.items()):
                 if before_regs.get(r) is not v:
                     nv = rv64smt.fresh("v", f"x{r}")
-                    defs[nv.decl().name()] = (i, nv, v)
+                    defs[nv.decl().name()] = (i, nv, v, deps)
                     st.regs[r] = nv
+                    if copy_like(v):
+                        root, steps = canon(v)
+                        copies[nv.decl().name()] = (nv, root, steps | {i} | deps)
             for k, v in list(st.named.items()):
                 if before_named.get(k) is not v:
                     nv = rv64smt.fresh("v", "m")
-                    defs[nv.decl().name()] = (i, nv, v)
+                    defs[nv.decl().name()] = (i, nv, v, deps)
                     st.named[k] = nv
+                    if copy_like(v):
+                        root, steps = canon(v)
+                        copies[nv.decl().name()] = (nv, root, steps | {i} | deps)
             if cond_here is not None and not z3.is_true(z3.simplify(cond_here)):
-                conds.append((i, cond_here))
+                conds.append((i, cond_here, deps))
             has_cond.append(cond_here is not None)
         # only the definitions the branch conditions depend on (cone of influence)
-        need: list[str] = [n for _i, c in conds for n in rv64smt.leaves(c)]
+        need: list[str] = [n for _i, c, _d in conds for n in rv64smt.leaves(c)]
         cone: set[str] = set()
         while need:
             n = need.pop()
@@ -756,11 +820,14 @@ class PathChecker:
                 continue
             cone.add(n)
             need.extend(rv64smt.leaves(defs[n][2]))
+
+        def guard(i: int, deps: frozenset) -> z3.BoolRef:
+            return z3.And(lits[i], *[lits[d] for d in sorted(deps)]) if deps else lits[i]
         for n in sorted(cone):          # a fixed order: z3's effort depends on it
-            i, nv, v = defs[n]
-            solver.add(z3.Implies(lits[i], nv == v))
-        for i, c in conds:
-            solver.add(z3.Implies(lits[i], c))
+            i, nv, v, deps = defs[n]
+            solver.add(z3.Implies(guard(i, deps), nv == v))
+        for i, c, deps in conds:
+            solver.add(z3.Implies(guard(i, deps), c))
         found: list[list[int]] = []
         active = list(range(len(items)))
         for _ in range(CONFLICTS_PER_PATH):

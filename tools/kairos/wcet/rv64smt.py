@@ -83,7 +83,10 @@ class SymState:
     image: ElfImage | None
     regs: dict[int, BV] = field(default_factory=dict)
     named: dict[tuple, BV] = field(default_factory=dict)     # (kind, addr|offset, width) -> value
-    objects: list[tuple[BV, int, BV, bool]] = field(default_factory=list)   # (addr, width, value, store?)
+    #: recent object accesses, oldest first: (address, width, value, store?,
+    #: key: the address ``canon`` gives, steps: the access's own path step
+    #: and the steps ``canon`` relied on)
+    objects: list[tuple[BV, int, BV, bool, BV, frozenset]] = field(default_factory=list)
     sp0: BV | None = None
     #: addresses of the globals whose address escapes (never named)
     untracked: object = None
@@ -91,6 +94,16 @@ class SymState:
     extent: object = None
     #: address -> True if an indexed store cannot reach it (an assumption)
     keep_scalar: object = None
+    #: the path step being executed (``infeasible.PathChecker``), and the
+    #: earlier steps whose accesses a load was answered from: the value
+    #: holds on paths through those steps only, so the step's results are
+    #: guarded by their literals too
+    step: int = -1
+    deps: set = field(default_factory=set)
+    #: address -> (the address with copied values replaced by the value
+    #: they copy, the steps that made the copies); None: addresses compare
+    #: as they are
+    canon: object = None
 
     @staticmethod
     def initial(image: ElfImage | None, regs: dict[int, int] | None = None, untracked=None,
@@ -105,7 +118,7 @@ class SymState:
 
     def copy(self) -> "SymState":
         return SymState(self.image, dict(self.regs), dict(self.named), list(self.objects), self.sp0,
-                        self.untracked, self.extent, self.keep_scalar)
+                        self.untracked, self.extent, self.keep_scalar, self.step, set(self.deps), self.canon)
 
     def get(self, r: int | None) -> BV:
         if not r:
@@ -154,20 +167,35 @@ class SymState:
                     v = fresh("in", f"{cls[0]}{cls[1]:x}w{width}")
                     self.named[key] = v
             return self._extend(v, width, signed)
-        for a, w, val, is_store in reversed(self.objects):
-            if w == width and z3.eq(a, addr):
+        key, ksteps = self._key(addr)
+        passed: set = set()      # steps of the stores found apart only through their keys
+        for a, w, val, is_store, k, steps in reversed(self.objects):
+            if w == width and (z3.eq(a, addr) or z3.eq(k, key)):
+                self.deps |= steps | passed | (ksteps if not z3.eq(a, addr) else frozenset())
                 return self._extend(val, width, signed)
             if not is_store:
                 continue
-            d = as_int(addr - a)
-            if d is not None:
-                d = d - (1 << 64) if d >> 63 else d
-                if d >= w or -d >= width:
-                    continue
+            if self._apart(addr, a, width, w):
+                continue
+            if self._apart(key, k, width, w):
+                passed |= steps | ksteps
+                continue
             break
         v = fresh("ld", f"{width}")
-        self.objects.append((addr, width, v, False))
+        self.objects.append((addr, width, v, False, key, frozenset({self.step}) | ksteps))
         return self._extend(v, width, signed)
+
+    def _key(self, addr: BV) -> tuple[BV, frozenset]:
+        return self.canon(addr) if self.canon is not None else (addr, frozenset())
+
+    @staticmethod
+    def _apart(x: BV, y: BV, wx: int, wy: int) -> bool:
+        """Do [x, x + wx) and [y, y + wy) lie apart (a constant distance)?"""
+        d = as_int(x - y)
+        if d is None:
+            return False
+        d = d - (1 << 64) if d >> 63 else d
+        return d >= wy or -d >= wx
 
     @staticmethod
     def _extend(v: BV, width: int, signed: bool) -> BV:
@@ -190,7 +218,8 @@ class SymState:
             self.named[(cls[0], cls[1], width)] = z3.simplify(val)
             return
         val = value if width == 8 else z3.ZeroExt(64 - 8 * width, z3.Extract(8 * width - 1, 0, value))
-        self.objects.append((addr, width, z3.simplify(val), True))
+        key, ksteps = self._key(addr)
+        self.objects.append((addr, width, z3.simplify(val), True, key, frozenset({self.step}) | ksteps))
         # an index into a global (base constant + unknown offset) may hit any
         # tracked word of it, and of the stack: forget those
         if self.extent is not None:
