@@ -221,7 +221,7 @@ static void add_tail(struct sched_context *sc, struct refill r)
 }
 
 /*@ assigns \nothing;
-    ensures \result == clamped_max(max_refills); */
+    ensures clamped: \result == clamped_max(max_refills); */
 static u32 clamp_max(word_t max_refills)
 {
     /* ConfigureFlags never asks for more than CONFIG_MAX_REFILLS (nor more
