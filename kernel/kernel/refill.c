@@ -678,7 +678,7 @@ static bool round_robin_charge(struct sched_context *sc, u64 usage, u64 now, u64
     assigns *used_up, sc->refill_head, sc->refill_count, Refills(sc)[0 .. sc->refill_max - 1];
     ensures refill_invariant(sc) && sc->refill_max == \old(sc->refill_max);
     ensures ring_sum(sc) == \old(ring_sum(sc));
-    ensures Refills(sc)[sc->refill_head].amount >= min_budget;
+    ensures head_min: Refills(sc)[sc->refill_head].amount >= min_budget;
     behavior ordered:
       assumes ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
       ensures charge: ring_apart(sc, 1) && rel_below(sc, UINT64_MAX - ring_sum(sc));
