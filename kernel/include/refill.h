@@ -364,7 +364,7 @@ bool refill_budget_check(struct sched_context *sc, u64 usage, u64 now);
     behavior ordered:
       assumes sc->refill_count != 0 && sc->period != 0 && ring_apart(sc, 0);
       assumes rel_below(sc, UINT64_MAX - sc->budget) && now <= UINT64_MAX - sc->budget;
-      ensures order: ring_apart(sc, 0);
+      ensures order: unblock_apart: ring_apart(sc, 0);
       ensures order: \result ==> head_apart(sc);
       ensures order: \old(head_apart(sc)) ==> head_apart(sc);
       ensures order: rel_below(sc, UINT64_MAX - sc->budget);
