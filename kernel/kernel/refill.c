@@ -1096,7 +1096,7 @@ void refill_update(struct sched_context *sc, u64 new_period, u64 new_budget, wor
          * tail is released. */
         /*@ for ordered: assert order: sc->refill_count == 2 && ring_slot(sc, 0) == 0 && ring_slot(sc, 1) == 1; */
         /*@ for ordered: assert order: pos_rel(sc, 0) == h.release_time && pos_amt(sc, 0) == h.amount; */
-        /*@ for ordered: assert order: pos_rel(sc, 1) == h.release_time + new_period; */
+        /*@ for ordered: assert order: tail_release: pos_rel(sc, 1) == h.release_time + new_period; */
         /*@ for ordered: assert order: h.amount < new_period; */
         /*@ for ordered: assert order: pos_rel(sc, 0) + pos_amt(sc, 0) < pos_rel(sc, 1); */
         /*@ for ordered: assert order: head_apart(sc); */
