@@ -606,7 +606,7 @@ static bool split_check(struct sched_context *sc, u64 usage, u64 min_budget)
      * the chunk comes back one period after the head's new release less
      * usage. */
     /*@ for ordered: assert window: sc->refill_count >= 2 ==> tail_end(sc) == \at(tail_end(sc), Pre); */
-    /*@ for ordered: assert window: sc->refill_count == 1 ==>
+    /*@ for ordered: assert window: single_end: sc->refill_count == 1 ==>
               tail_end(sc) == \at(pos_rel(sc, 0) + pos_amt(sc, 0), Pre); */
     /*@ for ordered: assert window: pos_rel(sc, 0) == \at(pos_rel(sc, 0), Pre) + usage; */
     /*@ for ordered: assert window: head_first(sc); */
