@@ -806,7 +806,7 @@ static NOINLINE bool sporadic_charge(struct sched_context *sc, u64 usage, u64 mi
                 usage == 0;
         for ordered: loop invariant history: \at(ring_sum(sc), Pre) <= per ==>
             pos_rel(sc, 0) >= \at(pos_rel(sc, 0), Pre) + (\at(usage, Pre) - usage);
-        for ordered: loop invariant history: \at(ring_sum(sc), Pre) <= per && usage != \at(usage, Pre) ==>
+        for ordered: loop invariant history: tail_back: \at(ring_sum(sc), Pre) <= per && usage != \at(usage, Pre) ==>
             tail_end(sc) >= \at(pos_rel(sc, 0), Pre) + per + (\at(usage, Pre) - usage);)
         loop assigns n, usage, used_up, sc->refill_head, sc->refill_count,
                      Refills(sc)[0 .. sc->refill_max - 1];
