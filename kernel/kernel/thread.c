@@ -154,7 +154,7 @@ static ALWAYS_INLINE void ready_bitmap_clear(struct sched_node *n, u32 p)
         n->bitmap_top &= ~BIT(p / 64);
     /*@ assert \forall integer w; 0 <= w < 64 && w != p / 64
             ==> (ACSL_TOP_BIT(n, w) <==> \at(ACSL_TOP_BIT(n, w), Pre)); */
-    //@ assert ACSL_TOP_BIT(n, p / 64) <==> n->bitmap[p / 64] != 0;
+    //@ assert top_iff: ACSL_TOP_BIT(n, p / 64) <==> n->bitmap[p / 64] != 0;
 }
 
 /* The changed queue as a whole list (make prove, set `ready`; docs/proofs.md
