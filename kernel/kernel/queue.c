@@ -169,7 +169,7 @@ void tqueue_insert(struct thread_queue *q, struct tcb *t)
     /*@ loop invariant 0 <= k <= tq_n;
         loop invariant k == 0 ==> before == \null;
         loop invariant k > 0 ==> before == tq_m[k - 1];
-        loop invariant \forall integer i; k <= i < tq_n ==> tq_m[i]->priority < t->priority;
+        loop invariant walked: \forall integer i; k <= i < tq_n ==> tq_m[i]->priority < t->priority;
         loop assigns before, k;
         loop variant k; */
     while (before && before->priority < t->priority) {
