@@ -266,7 +266,7 @@ struct choice {
  * it. Called with constant j, so each read is at a fixed offset from c. */
 /*@ requires \valid(ch) && \valid_read(c + (0 .. RELEASE_QUEUE_ARITY - 1));
     requires \separated(ch, c + (0 .. RELEASE_QUEUE_ARITY - 1));
-    requires 1 <= j < RELEASE_QUEUE_ARITY && 1 <= n;
+    requires n_present: 1 <= j < RELEASE_QUEUE_ARITY && 1 <= n;
     requires ch->k < j && ch->k < n;
     requires ch->time == c[ch->k].time && ch->seq == c[ch->k].seq &&
              ch->sc == (u64)(word_t)c[ch->k].sc && ch->tcb == (u64)(word_t)c[ch->k].tcb;
