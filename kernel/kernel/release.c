@@ -239,7 +239,7 @@ static ALWAYS_INLINE u32 rise(struct release_queue *q, u32 i, u64 time, u64 seq)
         BACKPTR_ONLY(loop invariant backptr: backptrs_but(q, q->count, i) && sc_absent_but(q, q->count, i, f);
                      loop invariant backptr: zeros_kept{Pre, Here}(q, f);)
         for ordered: loop invariant order: ordered_but(q, q->count, i) && bridged(q, q->count, i);
-        for ordered: loop invariant order: over_children(q, q->count, i, time, seq);
+        for ordered: loop invariant order: key_above: over_children(q, q->count, i, time, seq);
         for ordered: loop invariant order: i < level_end(level);
         loop assigns level, i, q->heap[0 .. CONFIG_MAX_SPORADIC_SCS - 1],
                      { s->release_pos | struct sched_context *s; \separated(s, q) };
