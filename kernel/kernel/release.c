@@ -166,7 +166,7 @@ static ALWAYS_INLINE struct release_entry *slot_at(struct release_queue *q, word
     assigns q->heap[i], e.sc->release_pos;
     ensures q->heap[i] == e;
     BACKPTR_ONLY(
-    ensures backptr: e.sc == f ==> backptrs(q, q->count);
+    ensures backptr: slot_recorded: e.sc == f ==> backptrs(q, q->count);
     ensures backptr: e.sc != f ==> backptrs_but(q, q->count, w) && sc_absent_but(q, q->count, w, f);
     ensures backptr: zeros_kept{Old, Post}(q, e.sc);)
     ORDER_ONLY(
