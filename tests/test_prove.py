@@ -295,7 +295,7 @@ CAMPAIGN_MUTANTS = {"ready-ready_insert-list", "ready-callers-sched_dequeue",
 # the whole-function runs of these three, about 41 s each for the clause alone
 # (the failing goal's two prover timeouts and Frama-C's start). A name that
 # selects nothing fails the test (0 goals); the unmutated h_t alone: 1/1.
-MUTANT_PROPS = {"ready-ready_insert": "h_t", "tqueue-tqueue_remove": "new_tail", "ready-ready_remove": "prios", "refill-clamp_max": "clamped", "refill-merge_small_head-min-budget": "head_min", "refill-order-refill_unblock_check": "unblock_apart", "refill-order-refill_update": "tail_release", "refill-window-split_check": "single_end", "refill-history-sporadic_charge": "tail_back", "ready-ready_bitmap_clear": "top_iff", "tqueue-insert-tqueue_insert": "walked", "release-sink": "n_present", "release-order-rise": "key_above", "release-backptr-place": "slot_recorded"}
+MUTANT_PROPS = {"ready-ready_insert": "h_t", "tqueue-tqueue_remove": "new_tail", "ready-ready_remove": "prios", "refill-clamp_max": "clamped", "refill-merge_small_head-min-budget": "head_min", "refill-order-refill_unblock_check": "unblock_apart", "refill-order-refill_update": "tail_release", "refill-window-split_check": "single_end", "refill-history-sporadic_charge": "tail_back", "ready-ready_bitmap_clear": "top_iff", "tqueue-insert-tqueue_insert": "walked", "release-sink": "n_present", "release-order-rise": "key_above", "release-backptr-place": "slot_recorded", "cdt-cdt_insert_new_cap": "succ_back"}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:

@@ -131,7 +131,7 @@ bool cdt_has_children(const cte_t *slot)
     assigns dest->cap, dest->mdb, parent->mdb.next, next_slot(parent)->mdb.prev;
     ensures next_slot(parent) == dest && prev_slot(dest) == parent;
     ensures next_slot(dest) == \old(next_slot(parent));
-    ensures \let n = \old(next_slot(parent)); n != \null ==> prev_slot(n) == dest;
+    ensures succ_back: \let n = \old(next_slot(parent)); n != \null ==> prev_slot(n) == dest;
     ensures dest->cap.w0 == c.w0 && dest->cap.w1 == c.w1;
     ensures flags(dest) == (MDB_REVOCABLE | MDB_FIRST_BADGED) && flags(parent) == \old(flags(parent)); */
 void cdt_insert_new_cap(cte_t *parent, cte_t *dest, cap_t c)
