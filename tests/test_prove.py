@@ -287,15 +287,34 @@ CAMPAIGN_MUTANTS = {"ready-ready_insert-list", "ready-callers-sched_dequeue",
                     "cdt-cdt_swap"}
 
 
-# The named clause a mutant breaks first, for the mutants whose clause has a
-# name: their run proves that clause alone (PROVE_PROP) and requires that it,
-# and nothing else, fails; the unmutated clause is proved by test_prove. The
-# others prove their whole function and require some goal of it to fail.
-# Measured alone (docs/proofs.md "How it runs"): 89, 66 and 98 s of CPU for
-# the whole-function runs of these three, about 41 s each for the clause alone
-# (the failing goal's two prover timeouts and Frama-C's start). A name that
-# selects nothing fails the test (0 goals); the unmutated h_t alone: 1/1.
-MUTANT_PROPS = {"ready-ready_insert": "h_t", "tqueue-tqueue_remove": "new_tail", "ready-ready_remove": "prios", "refill-clamp_max": "clamped", "refill-merge_small_head-min-budget": "head_min", "refill-order-refill_unblock_check": "unblock_apart", "refill-order-refill_update": "tail_release", "refill-window-split_check": "single_end", "refill-history-sporadic_charge": "tail_back", "ready-ready_bitmap_clear": "top_iff", "tqueue-insert-tqueue_insert": "walked", "release-sink": "n_present", "release-order-rise": "key_above", "release-backptr-place": "slot_recorded", "cdt-cdt_insert_new_cap": "succ_back"}
+# The named clause a mutant breaks first: its run proves that clause alone
+# (PROVE_PROP) and requires that it, and nothing else, fails; the unmutated
+# clause is proved by test_prove. Every CI mutant has one; the campaign ones
+# prove their whole function and require some goal of it to fail. A clause
+# of a callee's contract (sink's n_present, consider's precondition) selects
+# its call-site goals. Where a mutant breaks several clauses, the first is
+# named (a failed assertion is still a hypothesis of the goals after it).
+# Measured alone (docs/proofs.md "How it runs"): the clause alone costs 20 to
+# 42 s of CPU (the failing goal's two prover timeouts and Frama-C's start)
+# instead of 20 to 98 s for the whole function. A name that selects nothing
+# fails the test (0 goals).
+MUTANT_PROPS = {
+    "refill-clamp_max": "clamped",
+    "refill-merge_small_head-min-budget": "head_min",
+    "refill-order-refill_unblock_check": "unblock_apart",
+    "refill-order-refill_update": "tail_release",
+    "refill-window-split_check": "single_end",
+    "refill-history-sporadic_charge": "tail_back",
+    "ready-ready_remove": "prios",
+    "ready-ready_insert": "h_t",
+    "ready-ready_bitmap_clear": "top_iff",
+    "tqueue-tqueue_remove": "new_tail",
+    "tqueue-insert-tqueue_insert": "walked",
+    "release-sink": "n_present",
+    "release-order-rise": "key_above",
+    "release-backptr-place": "slot_recorded",
+    "cdt-cdt_insert_new_cap": "succ_back",
+}
 
 
 def mutant_id(m: tuple[str, ...]) -> str:
