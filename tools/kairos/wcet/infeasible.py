@@ -183,6 +183,7 @@ class ProgramFacts:
         #: blocks of each function with a store that may reach object
         #: memory (an address neither constant, in a global, nor on the stack)
         self.object_stores: dict[int, set[int]] = {}
+        self._writes_objects: dict[int, bool] = {}
         self.loads: dict[int, set[int]] = {}
         self.const_ret: dict[int, int] = {}
         self.escaping: set[tuple[int, int]] = set()
@@ -358,9 +359,13 @@ class ProgramFacts:
     def writes_objects(self, fe: int) -> bool:
         """May a call of ``fe`` store to object memory (or call code the
         analysis does not know)?"""
-        return any(self.object_stores[g] or any(b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is None
-                                                for b in self.program.functions[g].blocks.values())
-                   for g in {fe} | self.calls[fe])
+        w = self._writes_objects.get(fe)
+        if w is None:
+            w = self._writes_objects[fe] = any(
+                self.object_stores[g] or any(b.kind in (Term.CALL, Term.TAILCALL) and b.call_target is None
+                                             for b in self.program.functions[g].blocks.values())
+                for g in {fe} | self.calls[fe])
+        return w
 
     def may_write(self, fe: int, a: int) -> bool:
         """Can a call of ``fe`` store to the word at ``a`` (constant or indexed)?"""
