@@ -797,22 +797,20 @@ class PathChecker:
             # equal to what it computed, under its literal (and those of the
             # steps a forwarded load relied on)
             deps = frozenset(d for d in st.deps if d != i)
+
+            def cut(v: z3.BitVecRef, hint: str) -> z3.BitVecRef:
+                nv = rv64smt.fresh("v", hint)
+                defs[nv.decl().name()] = (i, nv, v, deps)
+                if copy_like(v):
+                    root, steps = canon(v)
+                    copies[nv.decl().name()] = (nv, root, steps | {i} | deps)
+                return nv
             for r, v in list(st.regs.items()):
                 if before_regs.get(r) is not v:
-                    nv = rv64smt.fresh("v", f"x{r}")
-                    defs[nv.decl().name()] = (i, nv, v, deps)
-                    st.regs[r] = nv
-                    if copy_like(v):
-                        root, steps = canon(v)
-                        copies[nv.decl().name()] = (nv, root, steps | {i} | deps)
+                    st.regs[r] = cut(v, f"x{r}")
             for k, v in list(st.named.items()):
                 if before_named.get(k) is not v:
-                    nv = rv64smt.fresh("v", "m")
-                    defs[nv.decl().name()] = (i, nv, v, deps)
-                    st.named[k] = nv
-                    if copy_like(v):
-                        root, steps = canon(v)
-                        copies[nv.decl().name()] = (nv, root, steps | {i} | deps)
+                    st.named[k] = cut(v, "m")
             if cond_here is not None and not z3.is_true(z3.simplify(cond_here)):
                 conds.append((i, cond_here, deps))
             has_cond.append(cond_here is not None)
